@@ -1,0 +1,92 @@
+/*
+ * Consistency checks: a census of every slot, used by the tests and the
+ * stress harness to prove that nothing was lost or handed out twice.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct debug_walk {
+	struct lfp_pool *pool;
+	uint8_t *seen;
+	uint32_t bump;
+	uint64_t listed;
+	char *msg;
+	size_t len;
+};
+
+static int debug_fail(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (msg && len)
+		vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return -EUCLEAN;
+}
+
+static int debug_listed(uint32_t idx, void *arg)
+{
+	struct debug_walk *w = arg;
+	uint32_t gen;
+
+	if (idx >= w->bump)
+		return debug_fail(w->msg, w->len,
+				  "slot %u is on the free list but was never "
+				  "handed out (bump %u)", idx, w->bump);
+	if (w->seen[idx])
+		return debug_fail(w->msg, w->len,
+				  "slot %u is on the free list twice", idx);
+	w->seen[idx] = 1;
+	gen = atomic_load_explicit(&w->pool->slots[idx].gen,
+				   memory_order_relaxed);
+	if (lfpi_gen_is_live(gen))
+		return debug_fail(w->msg, w->len,
+				  "slot %u is on the free list but live "
+				  "(generation %u)", idx, gen);
+	w->listed++;
+	return 0;
+}
+
+int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
+	       size_t len)
+{
+	struct debug_walk w = { .pool = pool, .msg = msg, .len = len };
+	struct lfp_stats st;
+	uint64_t live = 0;
+	int err;
+
+	w.bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
+	w.seen = calloc(pool->capacity, 1);
+	if (!w.seen)
+		return -ENOMEM;
+	err = lfpi_stack_walk(&pool->free, pool->slots, debug_listed, &w);
+	for (uint32_t i = 0; !err && i < w.bump; i++) {
+		uint32_t gen = atomic_load_explicit(&pool->slots[i].gen,
+						    memory_order_relaxed);
+		if (lfpi_gen_is_live(gen))
+			live++;
+		else if (!w.seen[i])
+			err = debug_fail(msg, len, "slot %u is free but on no "
+					 "list: it was lost", i);
+	}
+	free(w.seen);
+	if (err)
+		return err;
+	out->live = live;
+	out->listed = w.listed;
+	out->fresh = pool->capacity - w.bump;
+	lfp_stats(pool, &st);
+	if (st.live != live || st.free != w.listed + out->fresh)
+		return debug_fail(msg, len, "stats disagree with the slots: "
+				  "live %llu vs %llu, free %llu vs %llu",
+				  (unsigned long long)st.live,
+				  (unsigned long long)live,
+				  (unsigned long long)st.free,
+				  (unsigned long long)(w.listed + out->fresh));
+	return 0;
+}

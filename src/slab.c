@@ -1,0 +1,117 @@
+/*
+ * The slab: how big a pool is, where its parts lie in one block of memory,
+ * and where that block comes from.
+ *
+ * One block holds, in order: the pool header, the per-slot metadata and the
+ * objects. The objects start on a boundary of max(LFP_MEMORY_ALIGN, align),
+ * so every object is aligned and the hot header words keep their own lines.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static bool slab_is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* Round x up to a multiple of a (a power of two); false on overflow. */
+static bool slab_round_up(size_t x, size_t a, size_t *out)
+{
+	size_t r;
+
+	if (__builtin_add_overflow(x, a - 1, &r))
+		return false;
+	*out = r & ~(a - 1);
+	return true;
+}
+
+int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
+{
+	struct lfpi_layout l;
+	size_t meta, objs;
+
+	if (!cfg || cfg->obj_size == 0 || cfg->capacity == 0)
+		return -EINVAL;
+	l.align = cfg->align ? cfg->align : alignof(max_align_t);
+	if (!slab_is_pow2(l.align))
+		return -EINVAL;
+	if (cfg->capacity > LFP_MAX_CAPACITY)
+		return -EOVERFLOW;
+	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;
+	if (!slab_round_up(cfg->obj_size, l.align, &l.stride))
+		return -EOVERFLOW;
+	if (__builtin_mul_overflow((size_t)cfg->capacity, sizeof(struct lfpi_slot),
+				   &meta) ||
+	    __builtin_mul_overflow((size_t)cfg->capacity, l.stride, &objs))
+		return -EOVERFLOW;
+	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
+	    !slab_round_up(l.slots_off + meta, l.base_align, &l.objs_off) ||
+	    __builtin_add_overflow(l.objs_off, objs, &l.total))
+		return -EOVERFLOW;
+	*out = l;
+	return 0;
+}
+
+size_t lfp_memory_size(const struct lfp_config *cfg)
+{
+	struct lfpi_layout l;
+
+	return lfpi_layout(cfg, &l) ? 0 : l.total;
+}
+
+/*
+ * Map size bytes aligned to align. Anonymous mappings are zero-filled and
+ * resident only once touched, which is what makes a large pool cheap until
+ * it is used. Alignment beyond a page is had by mapping extra and trimming.
+ */
+void *lfpi_map(size_t size, size_t align, void **map, size_t *map_size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len, extra = align > page ? align : 0;
+	uintptr_t base;
+	void *p;
+
+	if (__builtin_add_overflow(size, extra, &len))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	base = ((uintptr_t)p + extra) & ~(uintptr_t)(extra ? align - 1 : 0);
+	*map = p;
+	*map_size = len;
+	return (void *)base;
+}
+
+void lfpi_unmap(void *map, size_t map_size)
+{
+	if (map)
+		munmap(map, map_size);
+}
+
+bool lfp_owns(const struct lfp_pool *pool, const void *ptr)
+{
+	if (!pool || !ptr)
+		return false;
+	return (uintptr_t)ptr - (uintptr_t)pool->objs < pool->region_size;
+}
+
+uint32_t lfp_index_of(const struct lfp_pool *pool, const void *obj)
+{
+	int err;
+
+	if (!pool || !obj)
+		return LFP_NO_INDEX;
+	return lfpi_slot_of(pool, obj, &err);
+}
+
+void *lfp_at(const struct lfp_pool *pool, uint32_t index)
+{
+	if (!pool || index >= pool->capacity)
+		return NULL;
+	return lfpi_obj(pool, index);
+}

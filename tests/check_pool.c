@@ -1,0 +1,288 @@
+/* Allocation and release through the shared paths: counts, bad input,
+ * exhaustion, lazy first touch, and threads handing objects around. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static void expect_stats(struct lfp_pool *pool, uint64_t live, uint64_t allocs,
+			 uint64_t frees)
+{
+	struct lfp_stats st;
+
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.live, live);
+	ck_assert_uint_eq(st.allocs, allocs);
+	ck_assert_uint_eq(st.frees, frees);
+	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
+}
+
+START_TEST(exhaust_release_refill)
+{
+	enum { CAP = 100 };
+	struct lfp_pool *pool = test_pool(48, CAP);
+	struct lfpi_census census;
+	struct lfp_stats st;
+	void *objs[CAP];
+
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < CAP; i++) {
+			objs[i] = lfp_alloc(pool);
+			ck_assert_ptr_nonnull(objs[i]);
+			/* Distinct: each index handed out once. */
+			for (int j = 0; j < i; j++)
+				ck_assert_ptr_ne(objs[i], objs[j]);
+			memset(objs[i], 0x5a, 48);
+		}
+		ck_assert_ptr_null(lfp_alloc(pool));
+		ck_assert_ptr_null(lfp_alloc(pool));
+		ck_audit(pool, &census);
+		ck_assert_uint_eq(census.live, CAP);
+		lfp_stats(pool, &st);
+		ck_assert_uint_eq(st.failed_allocs, 2 * (round + 1));
+		ck_assert_uint_eq(st.high_water, CAP);
+		for (int i = 0; i < CAP; i++)
+			ck_assert_int_eq(lfp_free(pool, objs[i]), 0);
+		ck_audit(pool, &census);
+		ck_assert_uint_eq(census.live, 0);
+		ck_assert_uint_eq(census.listed, CAP);
+	}
+	expect_stats(pool, 0, 3 * CAP, 3 * CAP);
+	lfp_destroy(pool);
+}
+END_TEST
+
+START_TEST(reuse_is_lifo_and_lazy)
+{
+	struct lfp_pool *pool = test_pool(32, 10);
+	struct lfp_stats st;
+	void *a = lfp_alloc(pool), *b = lfp_alloc(pool);
+
+	ck_assert_ptr_eq(a, lfp_at(pool, 0)); /* fresh slots in order */
+	ck_assert_ptr_eq(b, lfp_at(pool, 1));
+	ck_assert_int_eq(lfp_free(pool, a), 0);
+	ck_assert_ptr_eq(lfp_alloc(pool), a); /* the warm one comes back */
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.high_water, 2);
+	lfp_destroy(pool);
+}
+END_TEST
+
+START_TEST(bad_frees_change_nothing)
+{
+	struct lfp_pool *pool = test_pool(24, 8), *other = test_pool(24, 8);
+	struct lfpi_census census;
+	struct lfp_stats st;
+	char *p = lfp_alloc(pool), *q = lfp_alloc(pool);
+	char *foreign = lfp_alloc(other);
+	int local;
+
+	ck_assert_int_eq(lfp_free(NULL, p), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, NULL), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, &local), -EFAULT);
+	ck_assert_int_eq(lfp_free(pool, foreign), -EFAULT);
+	ck_assert_int_eq(lfp_free(pool, (char *)lfp_at(pool, 7) + 32), -EFAULT);
+	ck_assert_int_eq(lfp_free(pool, (char *)lfp_at(pool, 0) - 1), -EFAULT);
+	ck_assert_int_eq(lfp_free(pool, p + 1), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, q + 31), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, lfp_at(pool, 5)), -EALREADY); /* never used */
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, 2);
+	expect_stats(pool, 2, 2, 0);
+
+	ck_assert_int_eq(lfp_free(pool, p), 0);
+	ck_assert_int_eq(lfp_free(pool, p), -EALREADY); /* double release */
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, 1);
+	ck_assert_uint_eq(census.listed, 1);
+	expect_stats(pool, 1, 2, 1);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.rejected_frees, 9);
+
+	/* A double release must not let the slot out twice. */
+	ck_assert_ptr_eq(lfp_alloc(pool), p);
+	ck_assert_ptr_ne(lfp_alloc(pool), p);
+	ck_audit(pool, &census);
+	lfp_destroy(pool);
+	lfp_destroy(other);
+}
+END_TEST
+
+START_TEST(null_pool)
+{
+	struct lfp_stats st = { .live = 42 };
+
+	ck_assert_ptr_null(lfp_alloc(NULL));
+	lfp_stats(NULL, &st);
+	ck_assert_uint_eq(st.live, 42);
+	lfp_destroy(NULL);
+}
+END_TEST
+
+static size_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
+	fclose(f);
+	return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A pool of a million 64-byte objects maps 80 MiB (objects and metadata)
+ * but makes almost none of it resident until objects are used. The second
+ * half proves the measurement can see a change.
+ */
+START_TEST(creation_is_lazy)
+{
+	enum { CAP = 1 << 20, USED = 1 << 18 };
+	struct lfp_pool *pool;
+	size_t before, created, used;
+
+	before = rss_bytes();
+	pool = test_pool(64, CAP);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_ptr_nonnull(lfp_alloc(pool));
+	created = rss_bytes();
+	ck_assert_msg(created - before < 4u << 20,
+		      "creating a 64 MiB pool made %zu KiB resident",
+		      (created - before) >> 10);
+	for (int i = 1000; i < USED; i++)
+		memset(lfp_alloc(pool), 1, 64);
+	used = rss_bytes();
+	ck_assert_msg(used - created >= (USED * 64u) / 2,
+		      "touching 16 MiB of objects grew RSS by only %zu KiB",
+		      (used - created) >> 10);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * Threads allocate, stamp each object with their id, and hand it to the
+ * next thread through a small mailbox; the receiver checks the stamp and
+ * releases it. An owner word per slot proves no slot is ever live twice.
+ */
+enum { THREADS = 6, CAP = 64, ROUNDS = 20000, BOX = 8 };
+
+struct mailbox {
+	pthread_mutex_t lock;
+	void *items[BOX];
+	int n;
+};
+
+static struct lfp_pool *shared_pool;
+static _Atomic uint32_t owner[CAP];
+static struct mailbox box[THREADS];
+static _Atomic int violations;
+
+static void receive_all(int self)
+{
+	struct mailbox *mb = &box[self];
+	void *items[BOX];
+	int n;
+
+	pthread_mutex_lock(&mb->lock);
+	n = mb->n;
+	memcpy(items, mb->items, sizeof(items));
+	mb->n = 0;
+	pthread_mutex_unlock(&mb->lock);
+	for (int i = 0; i < n; i++) {
+		uint32_t idx = lfp_index_of(shared_pool, items[i]);
+		uint32_t who = *(uint32_t *)items[i];
+
+		if (atomic_load(&owner[idx]) != who + 1 ||
+		    !atomic_compare_exchange_strong(&owner[idx], &(uint32_t){ who + 1 }, 0))
+			atomic_fetch_add(&violations, 1);
+		if (lfp_free(shared_pool, items[i]) != 0)
+			atomic_fetch_add(&violations, 1);
+	}
+}
+
+static bool send(int to, void *obj)
+{
+	struct mailbox *mb = &box[to];
+	bool sent = false;
+
+	pthread_mutex_lock(&mb->lock);
+	if (mb->n < BOX) {
+		mb->items[mb->n++] = obj;
+		sent = true;
+	}
+	pthread_mutex_unlock(&mb->lock);
+	return sent;
+}
+
+static void *handoff(void *arg)
+{
+	int self = (int)(intptr_t)arg;
+	uint32_t zero;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		uint32_t *obj = lfp_alloc(shared_pool);
+
+		receive_all(self);
+		if (!obj)
+			continue;
+		zero = 0;
+		if (!atomic_compare_exchange_strong(
+			    &owner[lfp_index_of(shared_pool, obj)], &zero,
+			    (uint32_t)self + 1))
+			atomic_fetch_add(&violations, 1);
+		*obj = (uint32_t)self;
+		if (!send((self + 1) % THREADS, obj)) {
+			atomic_store(&owner[lfp_index_of(shared_pool, obj)], 0);
+			if (lfp_free(shared_pool, obj) != 0)
+				atomic_fetch_add(&violations, 1);
+		}
+	}
+	return NULL;
+}
+
+START_TEST(threads_hand_objects_around)
+{
+	struct lfpi_census census;
+	pthread_t th[THREADS];
+	struct lfp_stats st;
+
+	shared_pool = test_pool(64, CAP);
+	for (int i = 0; i < THREADS; i++) {
+		pthread_mutex_init(&box[i].lock, NULL);
+		box[i].n = 0;
+	}
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, handoff,
+						(void *)(intptr_t)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < THREADS; i++)
+		receive_all(i);
+	ck_assert_int_eq(atomic_load(&violations), 0);
+	ck_audit(shared_pool, &census);
+	ck_assert_uint_eq(census.live, 0);
+	lfp_stats(shared_pool, &st);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	ck_assert_uint_ge(st.allocs, ROUNDS);
+	lfp_destroy(shared_pool);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pool");
+	TCase *tc = tcase_create("pool");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, exhaust_release_refill);
+	tcase_add_test(tc, reuse_is_lifo_and_lazy);
+	tcase_add_test(tc, bad_frees_change_nothing);
+	tcase_add_test(tc, null_pool);
+	tcase_add_test(tc, creation_is_lazy);
+	tcase_add_test(tc, threads_hand_objects_around);
+	suite_add_tcase(s, tc);
+	return test_run(s);
+}
