@@ -43,7 +43,7 @@ static void cache_thread_exit(void *unused);
 static void cache_init(void)
 {
 	cache_init_err = -pthread_key_create(&cache_key, cache_thread_exit);
-#if defined(__linux__) && defined(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+#if defined(__linux__) && defined(__NR_membarrier)
 	lfpi_cache_membarrier =
 		syscall(__NR_membarrier,
 			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -141,7 +141,7 @@ static uint32_t cache_refill(struct lfp_cache *c)
 
 static bool cache_fence_all(void)
 {
-#if defined(__linux__) && defined(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+#if defined(__linux__) && defined(__NR_membarrier)
 	return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
 		       0) == 0;
 #else
@@ -252,6 +252,7 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		idx = lfpi_pool_take(pool, &retries);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
+	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	if (idx == LFPI_NIL) {
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;

@@ -71,7 +71,7 @@ struct lfpi_counters {
 	_Atomic uint64_t failed_allocs;
 	_Atomic uint64_t rejected_frees;
 	_Atomic uint64_t cas_retries;
-	_Atomic uint64_t cache_hits; /* the rest only ever move in caches */
+	_Atomic uint64_t cache_misses; /* the rest only ever move in caches */
 	_Atomic uint64_t refills;
 	_Atomic uint64_t flushes;
 	_Atomic uint64_t steals;
@@ -86,7 +86,7 @@ static inline void lfpi_counters_init(struct lfpi_counters *c)
 	atomic_init(&c->failed_allocs, 0);
 	atomic_init(&c->rejected_frees, 0);
 	atomic_init(&c->cas_retries, 0);
-	atomic_init(&c->cache_hits, 0);
+	atomic_init(&c->cache_misses, 0);
 	atomic_init(&c->refills, 0);
 	atomic_init(&c->flushes, 0);
 	atomic_init(&c->steals, 0);
@@ -402,7 +402,6 @@ static inline void *lfpi_cache_alloc(struct lfp_cache *c)
 	lfpi_cache_leave(c);
 	lfpi_mark_live(pool, idx);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	lfpi_cache_count(&c->ctr.cache_hits, 1);
 	return lfpi_obj(pool, idx);
 }
 

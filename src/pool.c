@@ -263,8 +263,11 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		pool_sum(pool, offsetof(struct lfpi_counters, rejected_frees));
 	out->cas_retries =
 		pool_sum(pool, offsetof(struct lfpi_counters, cas_retries));
+	/* Hits are counted as misses, off the fast path. */
 	out->cache_hits =
-		pool_sum(pool, offsetof(struct lfpi_counters, cache_hits));
+		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL) -
+		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
+			       NULL);
 	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
 	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
 	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));
