@@ -50,6 +50,16 @@ extern "C" {
  * same object, at the price of an atomic read-modify-write per release. */
 #define LFP_F_STRICT (1u << 1)
 
+/* What an allocation does when the pool is exhausted (lfp_config.exhaust). */
+enum lfp_exhaust {
+	LFP_EXHAUST_NULL = 0, /* return NULL (the default) */
+	LFP_EXHAUST_GROW,     /* grow the pool, doubling, up to max_capacity */
+	LFP_EXHAUST_RECLAIM,  /* call reclaim(), which may release a victim,
+				 then try again, reclaim_tries times at most */
+	LFP_EXHAUST_ABORT,    /* print the pool's stats and abort(): for pools
+				 that must never overflow */
+};
+
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 
@@ -74,12 +84,31 @@ struct lfp_config {
 				clamped to 2 .. 64 */
 	uint32_t batch_size; /* slots moved between a cache and the shared
 				list at once, <= cache_size; 0 = half */
+
+	/* When the pool is exhausted (enum lfp_exhaust); 0 = return NULL. */
+	uint32_t exhaust;
+	/* LFP_EXHAUST_GROW: the most the pool may grow to, >= capacity;
+	 * 0 = capacity. Address space (and caller memory) is reserved for it
+	 * up front; memory is committed as the pool grows. */
+	uint32_t max_capacity;
+	/* LFP_EXHAUST_RECLAIM: called when the pool is full. It may release
+	 * an object (the quietest sound) and return 0 to have the allocation
+	 * tried again, or return non-zero to give up (NULL). */
+	int (*reclaim)(struct lfp_pool *pool, void *arg);
+	uint32_t reclaim_tries; /* reclaim calls per allocation; 0 = 3 */
+
+	/* Object hooks, each called exactly once per event, outside the
+	 * pool's retry loops, with hook_arg. NULL = none. */
+	void (*ctor)(void *obj, void *arg);     /* a slot's first handout */
+	void (*on_alloc)(void *obj, void *arg); /* every allocation */
+	void (*on_free)(void *obj, void *arg);  /* every accepted release */
+	void *hook_arg;                         /* also reclaim's arg */
 };
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
  * pool; under concurrent use each field is a recent value, and the sum
- * free + cached + live still equals capacity.
+ * free + cached + live + deferred still equals capacity.
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
@@ -96,6 +125,12 @@ struct lfp_stats {
 	uint64_t refills;        /* batches a cache took from the shared list */
 	uint64_t flushes;        /* batches a cache gave back */
 	uint64_t steals;         /* idle caches emptied by a starving thread */
+	uint64_t deferred;       /* released with lfp_free_deferred, waiting
+				    for a grace period (neither live nor free) */
+	uint64_t max_capacity;   /* what capacity may grow to */
+	uint64_t grown;          /* times the pool grew (segments added) */
+	uint64_t trimmed_bytes;  /* bytes lfp_trim returned to the system */
+	uint64_t reclaims;       /* calls of the reclaim callback */
 };
 
 /*
@@ -115,10 +150,13 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  *
  * Returns 0 and sets *out, or:
  *   -EINVAL    cfg or out is NULL, obj_size is 0, align is not a power of
- *              two, capacity is 0, unknown flags, cache_size or
- *              batch_size out of range, or caller memory that is too small
- *              or not aligned to max(LFP_MEMORY_ALIGN, align);
- *   -EOVERFLOW capacity > LFP_MAX_CAPACITY or the total size overflows;
+ *              two, capacity is 0, unknown flags or exhaust policy,
+ *              LFP_EXHAUST_RECLAIM without reclaim, max_capacity below
+ *              capacity, cache_size or batch_size out of range, or caller
+ *              memory that is too small or not aligned to
+ *              max(LFP_MEMORY_ALIGN, align);
+ *   -EOVERFLOW capacity or max_capacity > LFP_MAX_CAPACITY, or the total
+ *              size overflows;
  *   -ENOMEM    the memory could not be mapped;
  *   -EAGAIN    the per-thread cache key could not be made;
  *   -ENOTSUP   this platform has no lock-free 64-bit atomics.
@@ -132,7 +170,9 @@ LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
  * the caller). Objects still live are gone with it, and so are explicit
  * caches not yet destroyed. Threads that still hold an implicit cache for
  * the pool may go on and exit safely: their caches are let go without
- * touching the pool. NULL is ignored.
+ * touching the pool. Deferred releases still pending are waited for
+ * (lfp_barrier), so it must not be called inside an RCU read-side
+ * critical section. NULL is ignored.
  * Thread safety: no other thread may use the pool during or after the call.
  * Progress: blocking (waits for threads that are exiting at that moment).
  */
@@ -263,6 +303,65 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
+
+/*
+ * Growth and contraction. A pool made with exhaust = LFP_EXHAUST_GROW
+ * reserves address space for max_capacity slots at creation and commits
+ * memory for more of them as it grows, so slot indices and objects never
+ * move and no table is ever reallocated.
+ */
+
+/*
+ * Make sure the pool can hold n objects without growing on the allocation
+ * path (like XNA's Preallocate): grow it to n if it is smaller, and fault
+ * in the memory of the first n slots.
+ * Returns 0, or -EINVAL (pool NULL, or n > max_capacity), or -ENOMEM (the
+ * memory could not be committed; the pool is unchanged and usable).
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Progress: blocking (a lock on the growth path, and page
+ * faults).
+ */
+LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
+
+/*
+ * Give back to the operating system the memory of every page whose slots
+ * are all free on the shared list or were never used (madvise
+ * MADV_DONTNEED); slots in thread caches count as in use. Indices and
+ * handles stay valid; a trimmed slot reads as zeroes when next allocated.
+ * Only memory the pool mapped itself is trimmed, never caller memory.
+ * While it runs the shared list is taken aside: an allocation that finds
+ * the pool empty meanwhile waits for it rather than failing or growing.
+ * Returns the bytes given back (0 if pool is NULL).
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Progress: blocking.
+ */
+LFP_API size_t lfp_trim(struct lfp_pool *pool);
+
+/*
+ * Deferred release with RCU (liburcu's memb flavour). The object is
+ * released at once (lfp_free's checks and errors apply, its handles go
+ * stale, on_free runs), but its slot returns to the pool only after an RCU
+ * grace period, so a reader inside urcu_memb_read_lock() that reached the
+ * object never sees it reused under it (SLAB_TYPESAFE_BY_RCU's guarantee).
+ *
+ * The calling thread must be registered with urcu_memb_register_thread(),
+ * as liburcu requires of every thread that calls call_rcu (readers must be
+ * registered anyway). Programs that use the urcu API themselves link it
+ * with pkg-config --libs lfpool liburcu-memb.
+ * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
+ * bookkeeping (made on first use) could not be mapped.
+ * Thread safety: any registered thread. Progress: lock-free (call_rcu's
+ * enqueue is wait-free; the first call of a pool maps memory).
+ */
+LFP_API int lfp_free_deferred(struct lfp_pool *pool, void *obj);
+
+/*
+ * Wait until every deferred release issued before the call has returned
+ * its slot to the pool (rcu_barrier). lfp_destroy does this itself.
+ * Must not be called inside an RCU read-side critical section.
+ * Thread safety: any thread. Progress: blocking.
+ */
+LFP_API void lfp_barrier(struct lfp_pool *pool);
 
 #ifdef __cplusplus
 }
