@@ -172,13 +172,22 @@ int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,
 /* pool.c: the shared paths and the counters. */
 
 struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
-/* Make live slot idx free: 0, or -EALREADY if it was not live. */
-int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx);
+/*
+ * Make live slot idx free; with expect != 0 only if its generation is
+ * expect. Returns 0, -EALREADY if it was not live, or -ESTALE if it was
+ * live with another generation.
+ */
+int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx, uint32_t expect);
 /*
  * Check obj and mark its slot free. Returns the slot, or LFPI_NIL with
  * *err = -EINVAL, -EFAULT or -EALREADY as documented for lfp_free.
  */
 uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj, int *err);
+/*
+ * Return slot idx, just marked free, to the pool; or, if err < 0, count a
+ * refused release. Returns err.
+ */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
 
 /* debug.c: consistency checks for tests and the stress harness. */
 

@@ -179,17 +179,24 @@ void *lfp_alloc(struct lfp_pool *pool)
 }
 
 /*
- * Make a live slot free: the one place where a double release is caught.
- * Returns 0 or -EALREADY. Relaxed: the word only decides which of several
- * releases of one object wins; the object itself is handed to its next
- * owner by the stack's release/acquire.
+ * Make a live slot free: the one place where a double release or a stale
+ * handle is caught. With expect == 0 any live generation is released;
+ * otherwise only generation `expect` (a handle's), so a handle whose object
+ * was released, and perhaps reused, never touches the new owner.
+ * Returns 0, -EALREADY (not live) or -ESTALE (live, another generation).
+ * Relaxed: the word only decides which of several releases of one object
+ * wins; the object itself is handed to its next owner by the stack's
+ * release/acquire.
  */
-int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx)
+int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx, uint32_t expect)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
-	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+	uint32_t gen = expect ? expect
+			      : atomic_load_explicit(g, memory_order_relaxed);
 
 	do {
+		if (expect && gen != expect)
+			return -ESTALE;
 		if (!lfpi_gen_is_live(gen))
 			return -EALREADY;
 	} while (!atomic_compare_exchange_weak_explicit(
@@ -207,22 +214,22 @@ uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj, int *err)
 		return LFPI_NIL;
 	}
 	idx = lfpi_slot_of(pool, obj, err);
-	if (LFPI_LIKELY(idx != LFPI_NIL) && (*err = lfpi_mark_free(pool, idx)))
+	if (LFPI_LIKELY(idx != LFPI_NIL) && (*err = lfpi_mark_free(pool, idx, 0)))
 		idx = LFPI_NIL;
 	return idx;
 }
 
-int lfp_free(struct lfp_pool *pool, void *obj)
+/*
+ * Give a slot that was just marked free back to the pool, or count the
+ * release that was refused (err < 0). Every release ends here, whether it
+ * named its object by pointer or by handle.
+ */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 {
-	struct lfpi_counters *c;
-	uint32_t idx, retries;
-	int err = 0;
+	struct lfpi_counters *c = lfpi_my_shard(pool);
+	uint32_t retries;
 
-	if (LFPI_UNLIKELY(!pool))
-		return -EINVAL;
-	c = lfpi_my_shard(pool);
-	idx = lfpi_release_slot(pool, obj, &err);
-	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+	if (LFPI_UNLIKELY(err)) {
 		pool_count(&c->rejected_frees, 1);
 		return err;
 	}
@@ -231,6 +238,17 @@ int lfp_free(struct lfp_pool *pool, void *obj)
 		pool_count(&c->cas_retries, retries);
 	pool_count(&c->frees, 1);
 	return 0;
+}
+
+int lfp_free(struct lfp_pool *pool, void *obj)
+{
+	uint32_t idx;
+	int err = 0;
+
+	if (LFPI_UNLIKELY(!pool))
+		return -EINVAL;
+	idx = lfpi_release_slot(pool, obj, &err);
+	return lfpi_finish_release(pool, idx, err);
 }
 
 static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
