@@ -1,0 +1,168 @@
+/*
+ * Generational handles and live-object iteration.
+ *
+ * Both read the per-slot generation word (struct lfpi_slot.gen): odd while
+ * the slot's object is live, even while it is free, advanced on every
+ * allocation and release. A handle is that odd generation beside the slot
+ * index, so comparing the two words says whether the handle's object is
+ * still the one in the slot.
+ *
+ * Nothing here writes the pool but lfp_free_handle, which releases through
+ * the same two steps as lfp_free (mark the slot free, give it back).
+ */
+#include "internal.h"
+
+/* Slots whose generations are read into one live mask. */
+#define HANDLE_BLOCK 64u
+
+static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
+{
+	return (lfp_handle){ (uint64_t)gen << 32 | idx };
+}
+
+/*
+ * Slots [0, extent) have been handed out at least once. Relaxed: an
+ * allocation that happens-before our caller's call advanced bump before
+ * it, so we see that advance; later ones we may miss, as documented.
+ * Casting away const: loading an atomic writes nothing.
+ */
+static inline uint32_t handle_extent(const struct lfp_pool *pool)
+{
+	return atomic_load_explicit((_Atomic uint32_t *)&pool->bump,
+				    memory_order_relaxed);
+}
+
+/*
+ * Relaxed: a generation only tells whether the slot holds the object a
+ * handle names. The object's contents are published to whoever holds a
+ * handle or pointer by the means that passed it, not by this word.
+ */
+static inline uint32_t handle_gen(const struct lfp_pool *pool, uint32_t idx)
+{
+	return atomic_load_explicit(&pool->slots[idx].gen,
+				    memory_order_relaxed);
+}
+
+lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj)
+{
+	uint32_t idx, gen;
+	int err;
+
+	if (!pool || !obj)
+		return LFP_NULL_HANDLE;
+	idx = lfpi_slot_of(pool, obj, &err);
+	if (idx == LFPI_NIL)
+		return LFP_NULL_HANDLE;
+	gen = handle_gen(pool, idx);
+	return lfpi_gen_is_live(gen) ? handle_make(gen, idx) : LFP_NULL_HANDLE;
+}
+
+bool lfp_is_live(const struct lfp_pool *pool, const void *obj)
+{
+	return !lfp_handle_is_null(lfp_handle_of(pool, obj));
+}
+
+void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+
+	if (LFPI_UNLIKELY(!pool || !lfpi_gen_is_live(gen)))
+		return NULL;
+	/* extent <= capacity: a slot never handed out has no live handle. */
+	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
+		return NULL;
+	if (handle_gen(pool, idx) != gen)
+		return NULL;
+	return lfpi_obj(pool, idx);
+}
+
+int lfp_free_handle(struct lfp_pool *pool, lfp_handle h)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+	int err;
+
+	if (LFPI_UNLIKELY(!pool))
+		return -EINVAL;
+	if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
+		err = -EINVAL;
+	else if (LFPI_UNLIKELY(idx >= pool->capacity))
+		err = -EFAULT;
+	else if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
+		err = -ESTALE;
+	else
+		/* -ESTALE unless the slot still holds generation gen. */
+		err = lfpi_mark_free(pool, idx, gen);
+	return lfpi_finish_release(pool, idx, err);
+}
+
+uint32_t lfp_extent(const struct lfp_pool *pool)
+{
+	return pool ? handle_extent(pool) : 0;
+}
+
+/*
+ * Which of the n <= 64 slots from base are live, as a bit mask. Every
+ * generation is loaded and none is branched on, so a stretch where live
+ * and free slots mix costs no mispredicted branches, and a free block
+ * costs one test of the mask.
+ */
+static uint64_t handle_live_mask(const struct lfp_pool *pool, uint32_t base,
+				 uint32_t n)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		mask |= (uint64_t)(handle_gen(pool, base + k) & 1u) << k;
+	return mask;
+}
+
+/*
+ * Visit the live slots of one block. A slot's generation is read again
+ * just before its visit, so an object released since the mask was taken
+ * is skipped, and the handle given to fn is the freshest one.
+ */
+static int handle_visit_block(const struct lfp_pool *pool, uint32_t base,
+			      uint64_t mask, lfp_visit_fn fn, void *arg)
+{
+	uint32_t idx, gen;
+	int r;
+
+	while (mask) {
+		idx = base + (uint32_t)__builtin_ctzll(mask);
+		mask &= mask - 1;
+		gen = handle_gen(pool, idx);
+		if (!lfpi_gen_is_live(gen))
+			continue;
+		if ((r = fn(lfpi_obj(pool, idx), handle_make(gen, idx), arg)))
+			return r;
+	}
+	return 0;
+}
+
+int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
+		      uint32_t end, lfp_visit_fn fn, void *arg)
+{
+	uint32_t extent, n;
+	int r;
+
+	if (!pool || !fn)
+		return -EINVAL;
+	/* Read once: slots handed out later are not part of this walk. */
+	extent = handle_extent(pool);
+	if (end > extent)
+		end = extent;
+	for (; begin < end; begin += n) {
+		n = end - begin < HANDLE_BLOCK ? end - begin : HANDLE_BLOCK;
+		r = handle_visit_block(pool, begin,
+				       handle_live_mask(pool, begin, n), fn,
+				       arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn, void *arg)
+{
+	return lfp_foreach_range(pool, 0, UINT32_MAX, fn, arg);
+}
