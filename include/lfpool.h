@@ -300,8 +300,9 @@ LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
 
 /*
  * Call fn on every live object, in slot order (see "Live-object
- * iteration" above). Free stretches of the pool are skipped a block of
- * slots at a time; slots never handed out are not looked at.
+ * iteration" above). The walk reads one generation word per slot up to
+ * lfp_extent (a fraction of a nanosecond for a free slot); slots never
+ * handed out are not looked at.
  *
  * Returns 0 when every slot was visited, the first non-zero value fn
  * returned, or -EINVAL if pool or fn is NULL (fn should therefore stop

@@ -12,9 +12,6 @@
  */
 #include "internal.h"
 
-/* Slots whose generations are read into one live mask. */
-#define HANDLE_BLOCK 64u
-
 static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
 {
 	return (lfp_handle){ (uint64_t)gen << 32 | idx };
@@ -101,48 +98,21 @@ uint32_t lfp_extent(const struct lfp_pool *pool)
 }
 
 /*
- * Which of the n <= 64 slots from base are live, as a bit mask. Every
- * generation is loaded and none is branched on, so a stretch where live
- * and free slots mix costs no mispredicted branches, and a free block
- * costs one test of the mask.
+ * One pass over the generation words, calling fn on each live slot.
+ *
+ * A plain loop with a branch per slot measured as fast as building a
+ * branch-free live mask for each block of 64 slots and visiting its set
+ * bits (1.5-1.6 against 1.85-1.9 ns per live object at 10-100% occupancy,
+ * even with live slots in random order), so the simple loop stays. A live
+ * bitmap beside the generations would make free stretches cheaper still,
+ * but would put two more atomic read-modify-writes (>= 10 ns uncontended,
+ * on words neighbouring threads share) on every allocation and release,
+ * which are 31 ns together: the hot path matters more.
  */
-static uint64_t handle_live_mask(const struct lfp_pool *pool, uint32_t base,
-				 uint32_t n)
-{
-	uint64_t mask = 0;
-
-	for (uint32_t k = 0; k < n; k++)
-		mask |= (uint64_t)(handle_gen(pool, base + k) & 1u) << k;
-	return mask;
-}
-
-/*
- * Visit the live slots of one block. A slot's generation is read again
- * just before its visit, so an object released since the mask was taken
- * is skipped, and the handle given to fn is the freshest one.
- */
-static int handle_visit_block(const struct lfp_pool *pool, uint32_t base,
-			      uint64_t mask, lfp_visit_fn fn, void *arg)
-{
-	uint32_t idx, gen;
-	int r;
-
-	while (mask) {
-		idx = base + (uint32_t)__builtin_ctzll(mask);
-		mask &= mask - 1;
-		gen = handle_gen(pool, idx);
-		if (!lfpi_gen_is_live(gen))
-			continue;
-		if ((r = fn(lfpi_obj(pool, idx), handle_make(gen, idx), arg)))
-			return r;
-	}
-	return 0;
-}
-
 int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 		      uint32_t end, lfp_visit_fn fn, void *arg)
 {
-	uint32_t extent, n;
+	uint32_t extent, gen;
 	int r;
 
 	if (!pool || !fn)
@@ -151,11 +121,11 @@ int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 	extent = handle_extent(pool);
 	if (end > extent)
 		end = extent;
-	for (; begin < end; begin += n) {
-		n = end - begin < HANDLE_BLOCK ? end - begin : HANDLE_BLOCK;
-		r = handle_visit_block(pool, begin,
-				       handle_live_mask(pool, begin, n), fn,
-				       arg);
+	for (; begin < end; begin++) {
+		gen = handle_gen(pool, begin);
+		if (!lfpi_gen_is_live(gen))
+			continue;
+		r = fn(lfpi_obj(pool, begin), handle_make(gen, begin), arg);
 		if (r)
 			return r;
 	}
