@@ -1,9 +1,10 @@
 /*
  * jobs: a small job system on one lfpool pool.
  *
- * A fixed set of workers runs a tree of jobs. A job is allocated from the
- * pool by whichever worker creates it and released by whichever worker
- * finishes it, usually another one. Jobs name each other by handle, never
+ * A fixed set of workers runs a tree of jobs. Each worker owns an explicit
+ * cache of the pool. A job is allocated through the cache of whichever
+ * worker creates it and released through the cache of whichever worker
+ * finishes it, often another one. Jobs name each other by handle, never
  * by pointer: a child names its parent (its continuation) by handle, and
  * the queue carries handles. When the pool is full a job does its child's
  * work inline instead of spawning it: exhaustion is a normal state.
@@ -44,6 +45,7 @@ struct job {
 struct worker {
 	pthread_t thread;
 	unsigned id;
+	struct lfp_cache *cache; /* this worker's own slots, no sharing */
 	lfp_handle grave[GRAVE];
 	unsigned graves;
 	uint64_t run, created, inlined, released, released_elsewhere;
@@ -124,19 +126,18 @@ static void finish_all(uint64_t result)
 /* ---- jobs in the pool --------------------------------------------------- */
 
 /*
- * Where a worker gets and returns job memory. Each is one call, so a
- * worker-owned cache (lfp_cache_alloc/lfp_cache_free) slots in here.
+ * A worker gets and returns job memory through its own cache: most calls
+ * touch no shared word at all. A job released here may have been
+ * allocated by any worker, into any cache.
  */
 static struct job *job_alloc(struct worker *me)
 {
-	(void)me;
-	return lfp_alloc(js.pool);
+	return lfp_cache_alloc(me->cache);
 }
 
 static int job_release(struct worker *me, lfp_handle h)
 {
-	(void)me;
-	return lfp_free_handle(js.pool, h);
+	return lfp_cache_free_handle(me->cache, h);
 }
 
 static lfp_handle job_new(struct worker *me, lfp_handle parent,
@@ -166,7 +167,7 @@ static void try_the_dead(struct worker *me)
 		return;
 	me->stale_tries++;
 	if (lfp_resolve(js.pool, h) == NULL &&
-	    lfp_free_handle(js.pool, h) == -ESTALE)
+	    lfp_cache_free_handle(me->cache, h) == -ESTALE)
 		me->stale_caught++;
 	else
 		me->bad++;
@@ -331,8 +332,12 @@ static int setup(void)
 		return -1;
 	pthread_mutex_init(&js.lock, NULL);
 	pthread_cond_init(&js.ready, NULL);
-	for (unsigned k = 0; k < js.workers; k++)
+	for (unsigned k = 0; k < js.workers; k++) {
 		js.w[k].id = k;
+		/* Made here, used by the worker: one thread at a time. */
+		if (!(js.w[k].cache = lfp_cache_create(js.pool)))
+			return -1;
+	}
 	return 0;
 }
 
@@ -414,8 +419,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jobs: cannot start a worker\n");
 			return 2;
 		}
-	for (unsigned k = 0; k < js.workers; k++)
+	for (unsigned k = 0; k < js.workers; k++) {
 		pthread_join(js.w[k].thread, NULL);
+		lfp_cache_destroy(js.w[k].cache); /* slots go back to the pool */
+	}
 	bad = check(subtree_sum(1, 0));
 	free(js.ring);
 	lfp_destroy(js.pool);

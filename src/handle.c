@@ -7,8 +7,9 @@
  * index, so comparing the two words says whether the handle's object is
  * still the one in the slot.
  *
- * Nothing here writes the pool but lfp_free_handle, which releases through
- * the same two steps as lfp_free (mark the slot free, give it back).
+ * Nothing here writes the pool but the releases by handle, which go
+ * through the same two steps as lfp_free and lfp_cache_free (mark the
+ * slot free, give it back through the same cache or stack).
  */
 #include "internal.h"
 
@@ -73,23 +74,45 @@ void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h)
 	return lfpi_obj(pool, idx);
 }
 
-int lfp_free_handle(struct lfp_pool *pool, lfp_handle h)
+/*
+ * Check h and mark its slot free in one CAS from its generation to the
+ * next: 0, or the errors of lfp_free_handle. A stale handle fails the CAS
+ * and leaves the slot, and whoever owns it now, untouched.
+ */
+static int handle_mark_free(struct lfp_pool *pool, lfp_handle h)
 {
 	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
-	int err;
 
+	if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
+		return -EINVAL;
+	if (LFPI_UNLIKELY(idx >= pool->capacity))
+		return -EFAULT;
+	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
+		return -ESTALE;
+	return lfpi_mark_free(pool, idx, true, gen);
+}
+
+int lfp_free_handle(struct lfp_pool *pool, lfp_handle h)
+{
 	if (LFPI_UNLIKELY(!pool))
 		return -EINVAL;
-	if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
-		err = -EINVAL;
-	else if (LFPI_UNLIKELY(idx >= pool->capacity))
-		err = -EFAULT;
-	else if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
-		err = -ESTALE;
-	else
-		/* -ESTALE unless the slot still holds generation gen. */
-		err = lfpi_mark_free(pool, idx, gen);
-	return lfpi_finish_release(pool, idx, err);
+	return lfpi_finish_release(pool, lfp_handle_index(h),
+				   handle_mark_free(pool, h));
+}
+
+int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
+{
+	int err;
+
+	if (LFPI_UNLIKELY(!cache))
+		return -EINVAL;
+	err = handle_mark_free(cache->pool, h);
+	if (LFPI_UNLIKELY(err)) {
+		lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+		return err;
+	}
+	lfpi_cache_put(cache, lfp_handle_index(h));
+	return 0;
 }
 
 uint32_t lfp_extent(const struct lfp_pool *pool)

@@ -18,7 +18,7 @@ static uint64_t rng_next(uint64_t *s)
 
 START_TEST(stale_after_release_and_reuse)
 {
-	struct lfp_pool *pool = test_pool(32, 4);
+	struct lfp_pool *pool = test_pool_flags(32, 4, test_modes[_i]);
 	struct lfpi_census census;
 	struct lfp_stats st;
 	void *a = lfp_alloc(pool), *b;
@@ -62,14 +62,46 @@ START_TEST(stale_after_release_and_reuse)
 	ck_assert_uint_eq(st.rejected_frees, 3);
 	ck_audit(pool, &census);
 	ck_assert_uint_eq(census.live, 0);
-	ck_assert_uint_eq(census.listed, 1);
+	lfp_destroy(pool);
+}
+END_TEST
+
+START_TEST(release_by_handle_into_a_cache)
+{
+	struct lfp_pool *pool = test_pool_flags(32, 16, test_modes[_i]);
+	struct lfp_cache *cache = lfp_cache_create(pool);
+	struct lfpi_census census;
+	struct lfp_stats st;
+	void *a, *b;
+	lfp_handle h;
+
+	ck_assert_ptr_nonnull(cache);
+	a = lfp_cache_alloc(cache);
+	h = lfp_handle_of(pool, a);
+	ck_assert_int_eq(lfp_cache_free_handle(cache, h), 0);
+	ck_assert_ptr_null(lfp_resolve(pool, h));
+	b = lfp_cache_alloc(cache); /* the cache is LIFO: the same slot */
+	ck_assert_ptr_eq(b, a);
+	ck_assert_int_eq(lfp_cache_free_handle(cache, h), -ESTALE);
+	ck_assert_int_eq(lfp_cache_free_handle(cache, LFP_NULL_HANDLE),
+			 -EINVAL);
+	ck_assert_int_eq(lfp_cache_free_handle(NULL, h), -EINVAL);
+	ck_assert(lfp_is_live(pool, b));
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.live, 1);
+	ck_assert_uint_eq(st.rejected_frees, 2);
+	ck_assert_int_eq(lfp_cache_free_handle(cache,
+					       lfp_handle_of(pool, b)), 0);
+	lfp_cache_destroy(cache);
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, 0);
 	lfp_destroy(pool);
 }
 END_TEST
 
 START_TEST(foreign_and_interior_pointers)
 {
-	struct lfp_pool *pool = test_pool(40, 8), *other = test_pool(40, 8);
+	struct lfp_pool *pool = test_pool_flags(40, 8, test_modes[_i]), *other = test_pool_flags(40, 8, test_modes[_i]);
 	char *a = lfp_alloc(pool), *foreign = lfp_alloc(other);
 	int local;
 
@@ -96,7 +128,7 @@ END_TEST
 
 START_TEST(zeroed_and_out_of_range_handles)
 {
-	struct lfp_pool *pool = test_pool(16, 8);
+	struct lfp_pool *pool = test_pool_flags(16, 8, test_modes[_i]);
 	struct lfpi_census census;
 	struct lfp_stats st;
 	void *a = lfp_alloc(pool); /* slot 0, generation 1 */
@@ -123,7 +155,6 @@ START_TEST(zeroed_and_out_of_range_handles)
 	lfp_stats(pool, &st);
 	ck_assert_uint_eq(st.live, 1);
 	ck_assert_uint_eq(st.rejected_frees, 4); /* the NULL pool counts nowhere */
-	ck_assert_uint_eq(st.high_water, 1);
 	ck_audit(pool, &census);
 	ck_assert_ptr_eq(lfp_resolve(pool, h), a);
 	lfp_destroy(pool);
@@ -133,24 +164,28 @@ END_TEST
 /* A live generation is never 0, even where the 32-bit word wraps. */
 START_TEST(generation_wraps_past_zero)
 {
-	struct lfp_pool *pool = test_pool(16, 2);
-	void *a = lfp_alloc(pool);
+	struct lfp_pool *pool = test_pool_flags(16, 2, test_modes[_i]);
+	void *a = lfp_alloc(pool), *b;
+	uint32_t idx = lfp_index_of(pool, a);
 	lfp_handle old, h;
 
-	ck_assert_int_eq(lfp_free(pool, a), 0);
 	/* Pretend the slot was reused 2^31 - 1 times. */
-	atomic_store(&pool->slots[0].gen, UINT32_C(0xfffffffe));
-	a = lfp_alloc(pool);
+	atomic_store(&pool->slots[idx].gen, UINT32_C(0xffffffff));
 	old = lfp_handle_of(pool, a);
 	ck_assert_uint_eq(lfp_handle_gen(old), 0xffffffffu);
 	ck_assert_int_eq(lfp_free_handle(pool, old), 0);
-	ck_assert_uint_eq(atomic_load(&pool->slots[0].gen), 0);
-	a = lfp_alloc(pool);
-	h = lfp_handle_of(pool, a);
+	ck_assert_uint_eq(atomic_load(&pool->slots[idx].gen), 0);
+	ck_assert_ptr_null(lfp_resolve(pool, old));
+	/* LIFO: the slot comes back at once, with generation 1. */
+	b = lfp_alloc(pool);
+	ck_assert_ptr_eq(b, a);
+	h = lfp_handle_of(pool, b);
 	ck_assert_uint_eq(lfp_handle_gen(h), 1);
 	ck_assert(!lfp_handle_is_null(h));
 	ck_assert_ptr_null(lfp_resolve(pool, old));
-	ck_assert_ptr_eq(lfp_resolve(pool, h), a);
+	ck_assert_ptr_eq(lfp_resolve(pool, h), b);
+	ck_assert_int_eq(lfp_free_handle(pool, old), -ESTALE);
+	ck_assert(lfp_is_live(pool, b));
 	lfp_destroy(pool);
 }
 END_TEST
@@ -200,7 +235,7 @@ static lfp_handle forge(uint64_t *seed, struct stamped **live, uint32_t cap)
 START_TEST(forged_handles_never_reach_another_owner)
 {
 	enum { CAP = 64, TRIES = 200000 };
-	struct lfp_pool *pool = test_pool(sizeof(struct stamped), CAP);
+	struct lfp_pool *pool = test_pool_flags(sizeof(struct stamped), CAP, test_modes[_i]);
 	struct stamped *live[CAP] = { 0 };
 	uint64_t seed = 0x5eed1234abcdull, matched = 0;
 	struct lfpi_census census;
@@ -356,7 +391,7 @@ START_TEST(threads_resolve_each_others_handles)
 	pthread_t th[CT_THREADS];
 	struct lfp_stats st;
 
-	ct_pool = test_pool(sizeof(struct stamped), CT_CAP);
+	ct_pool = test_pool_flags(sizeof(struct stamped), CT_CAP, test_modes[_i]);
 	for (uintptr_t i = 0; i < CT_THREADS; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, ct_thread,
 						(void *)i), 0);
@@ -386,12 +421,13 @@ int main(void)
 	TCase *tc = tcase_create("handle");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, stale_after_release_and_reuse);
-	tcase_add_test(tc, foreign_and_interior_pointers);
-	tcase_add_test(tc, zeroed_and_out_of_range_handles);
-	tcase_add_test(tc, generation_wraps_past_zero);
-	tcase_add_test(tc, forged_handles_never_reach_another_owner);
-	tcase_add_test(tc, threads_resolve_each_others_handles);
+	tcase_add_loop_test(tc, stale_after_release_and_reuse, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, release_by_handle_into_a_cache, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, foreign_and_interior_pointers, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, zeroed_and_out_of_range_handles, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, generation_wraps_past_zero, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, forged_handles_never_reach_another_owner, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, threads_resolve_each_others_handles, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
