@@ -341,48 +341,52 @@ static int setup(void)
 	return 0;
 }
 
-/* Add up the workers, compare with the pool and the sequential sum. */
-static int check(uint64_t expect)
+static void sum_workers(struct worker *t)
 {
-	struct worker t = { 0 };
-	struct lfp_stats st;
-	int bad = 0;
-
+	memset(t, 0, sizeof(*t));
 	for (unsigned k = 0; k < js.workers; k++) {
 		struct worker *w = &js.w[k];
 
-		t.run += w->run, t.created += w->created;
-		t.inlined += w->inlined, t.released += w->released;
-		t.released_elsewhere += w->released_elsewhere;
-		t.stale_tries += w->stale_tries;
-		t.stale_caught += w->stale_caught, t.bad += w->bad;
+		t->run += w->run, t->created += w->created;
+		t->inlined += w->inlined, t->released += w->released;
+		t->released_elsewhere += w->released_elsewhere;
+		t->stale_tries += w->stale_tries;
+		t->stale_caught += w->stale_caught, t->bad += w->bad;
 	}
+}
+
+static bool expect(bool cond, const char *what, uint64_t a, uint64_t b)
+{
+	if (!cond)
+		fprintf(stderr, "jobs: invariant broken: %s (%llu vs %llu)\n",
+			what, (unsigned long long)a, (unsigned long long)b);
+	return cond;
+}
+
+/* Compare the workers' counts with the pool's and the sequential sum. */
+static int check(uint64_t want)
+{
+	struct worker t;
+	struct lfp_stats st;
+	bool ok = true;
+
+	sum_workers(&t);
 	lfp_stats(js.pool, &st);
-#define EXPECT(cond, ...)                                                      \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "jobs: invariant broken: " __VA_ARGS__); \
-			bad = 1;                                               \
-		}                                                              \
-	} while (0)
-	EXPECT(js.result == expect, "sum %llu, expected %llu\n",
-	       (unsigned long long)js.result, (unsigned long long)expect);
-	EXPECT(t.bad == 0, "%llu failed pool calls or live handles lost\n",
-	       (unsigned long long)t.bad);
-	EXPECT(t.stale_caught == t.stale_tries, "stale handles missed\n");
-	EXPECT(t.run == t.created && t.released == t.created,
-	       "created %llu, run %llu, released %llu\n",
-	       (unsigned long long)t.created, (unsigned long long)t.run,
-	       (unsigned long long)t.released);
-	EXPECT(st.live == 0 && st.allocs == t.created && st.frees == t.created,
-	       "pool: live %llu, allocs %llu, frees %llu\n",
-	       (unsigned long long)st.live, (unsigned long long)st.allocs,
-	       (unsigned long long)st.frees);
-	EXPECT(st.rejected_frees == t.stale_tries,
-	       "pool refused %llu releases, %llu were stale\n",
-	       (unsigned long long)st.rejected_frees,
-	       (unsigned long long)t.stale_tries);
-#undef EXPECT
+	ok &= expect(js.result == want, "sum", js.result, want);
+	ok &= expect(t.bad == 0, "failed pool calls or lost live handles",
+		     t.bad, 0);
+	ok &= expect(t.stale_caught == t.stale_tries, "stale handles caught",
+		     t.stale_caught, t.stale_tries);
+	ok &= expect(t.run == t.created, "jobs run vs created", t.run,
+		     t.created);
+	ok &= expect(t.released == t.created, "jobs released vs created",
+		     t.released, t.created);
+	ok &= expect(st.live == 0, "pool's live count", st.live, 0);
+	ok &= expect(st.allocs == t.created && st.frees == t.created,
+		     "pool's allocations and releases", st.allocs, st.frees);
+	ok &= expect(st.rejected_frees == t.stale_tries,
+		     "pool's refused releases vs stale tries",
+		     st.rejected_frees, t.stale_tries);
 	if (!js.quiet)
 		printf("%u workers, depth %u, fanout %u, pool of %u jobs\n"
 		       "  jobs run %llu (%llu released by a worker other than "
@@ -397,8 +401,9 @@ static int check(uint64_t expect)
 		       (unsigned long long)t.stale_tries,
 		       (unsigned long long)t.stale_caught,
 		       (unsigned long long)js.result,
-		       bad ? "BROKEN" : "matches the sequential sum, books balance");
-	return bad;
+		       ok ? "matches the sequential sum, books balance"
+			  : "BROKEN");
+	return !ok;
 }
 
 int main(int argc, char **argv)
