@@ -363,6 +363,180 @@ LFP_API int lfp_free_deferred(struct lfp_pool *pool, void *obj);
  */
 LFP_API void lfp_barrier(struct lfp_pool *pool);
 
+/*
+ * Generational handles
+ *
+ * A handle names one object for one lifetime: {generation:32 | index:32}.
+ * Each slot's generation changes on every allocation and every release, so
+ * once an object is released its handle resolves to NULL, even after the
+ * slot holds a new object. Live generations are odd and never 0, so a
+ * zeroed handle (LFP_NULL_HANDLE) is never valid.
+ *
+ * Wrap-around: a slot's generation is 32 bits and grows by 2 per use, so
+ * after 2^31 allocations of the same slot a generation repeats. A handle
+ * kept across exactly that many reuses of its slot resolves to the object
+ * living there then. A slot reused once a microsecond takes 36 minutes to
+ * wrap; keep handles that live longer than the pool's churn can bear with
+ * a check of your own (e.g. an id stored in the object).
+ *
+ * Resolving does not order memory: the thread that receives a handle must
+ * get it by some synchronising means (a queue, a lock, a release store) that
+ * also makes the object's contents visible, exactly as with a pointer.
+ */
+typedef struct {
+	uint64_t bits; /* generation << 32 | index */
+} lfp_handle;
+
+#define LFP_NULL_HANDLE ((lfp_handle){ 0 })
+
+/* The slot index and the generation a handle names. */
+static inline uint32_t lfp_handle_index(lfp_handle h)
+{
+	return (uint32_t)h.bits;
+}
+
+static inline uint32_t lfp_handle_gen(lfp_handle h)
+{
+	return (uint32_t)(h.bits >> 32);
+}
+
+static inline bool lfp_handle_is_null(lfp_handle h)
+{
+	return h.bits == 0;
+}
+
+/*
+ * The handle of a live object.
+ *
+ * Returns the handle, or LFP_NULL_HANDLE if pool or obj is NULL, obj is not
+ * the start of an object of this pool, or the object is not live.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; if another thread releases obj meanwhile, the result is
+ * either its old handle (already stale) or the null handle.
+ * Progress: wait-free.
+ */
+LFP_API lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj);
+
+/*
+ * The object a handle names, if it is still live.
+ *
+ * Returns the object, or NULL if pool is NULL or h is stale (its object was
+ * released), null, forged, or out of range. Never reads memory outside the
+ * pool's metadata, whatever h holds.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. The answer is true at the moment of the call: if another
+ * thread may release the object, it may be gone by the time you use it
+ * (use lfp_free_handle to release safely, or keep the object alive by a
+ * protocol of your own).
+ * Progress: wait-free.
+ */
+LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
+
+/*
+ * Release the object a handle names, only if the handle is still current:
+ * the generation is checked and advanced in one atomic step, so a stale
+ * handle never releases the slot's new owner. The slot goes back to the
+ * pool exactly as with lfp_free.
+ *
+ * Returns 0, or, leaving every object and count but rejected_frees as it
+ * was:
+ *   -EINVAL   pool is NULL, or h has a generation no live object has
+ *             (the null handle, any even generation);
+ *   -EFAULT   h's index is not a slot of this pool (>= capacity);
+ *   -ESTALE   h's object was already released (the slot may be free or
+ *             hold a new object), or the slot was never handed out.
+ * Two threads releasing by the same handle at once: exactly one succeeds
+ * (the check is always the atomic one that LFP_F_STRICT buys for
+ * lfp_free). A handle release racing with an lfp_free of the same object
+ * is caught only with LFP_F_STRICT or LFP_F_NO_CACHE, as for two lfp_free.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Progress: lock-free.
+ */
+LFP_API int lfp_free_handle(struct lfp_pool *pool, lfp_handle h);
+
+/*
+ * As lfp_free_handle, into an explicit cache (see lfp_cache_free): for a
+ * worker that owns a cache and names its objects by handle.
+ * Returns 0 or the errors of lfp_free_handle (-EINVAL also for a NULL
+ * cache).
+ * Thread safety: the cache's thread. Progress: lock-free.
+ */
+LFP_API int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h);
+
+/*
+ * Whether obj is a live object of this pool (allocated, not yet released).
+ * False for NULL arguments, pointers outside the pool or not at the start
+ * of an object.
+ * Thread safety: any thread; like lfp_resolve, the answer may be outdated
+ * as soon as it is returned if another thread allocates or releases obj.
+ * Progress: wait-free.
+ */
+LFP_API bool lfp_is_live(const struct lfp_pool *pool, const void *obj);
+
+/*
+ * Live-object iteration
+ *
+ * The callback gets each live object, its handle and the caller's arg, and
+ * returns 0 to go on or any other value to stop the walk (which then
+ * returns that value). The callback may release the object it is given
+ * (by pointer or handle), allocate, or release other objects.
+ *
+ * Under concurrent allocation and release:
+ * - every object that was allocated before the call (its allocation
+ *   happens-before the call, e.g. it was made by this thread or handed to
+ *   it) and is not released before the walk passes it is visited once;
+ * - an object allocated or released during the walk may or may not be
+ *   visited; a slot is looked at once, so each slot yields at most one
+ *   object, even if it is released and reused meanwhile;
+ * - a visited object was live when the walk read its generation. It is
+ *   still live when the callback runs only if no other thread releases it
+ *   concurrently, and its contents are safe to read only if whoever wrote
+ *   them synchronised with this thread (an object that another thread has
+ *   just allocated may still be under construction). Games walk objects in
+ *   a phase of the frame when nobody else allocates or releases in the
+ *   range being walked, or give each worker its own range.
+ */
+typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
+
+/*
+ * How far into the pool slots have been used: every live object has an
+ * index below it, and no slot at or above it was ever handed out (slots
+ * below it may be free, some parked in thread caches). It only grows, up
+ * to capacity. Use it to split a pool into ranges of equal work for
+ * lfp_foreach_range.
+ * Thread safety: any thread. Progress: wait-free.
+ */
+LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
+
+/*
+ * Call fn on every live object, in slot order (see "Live-object
+ * iteration" above). The walk reads one generation word per slot up to
+ * lfp_extent (a fraction of a nanosecond for a free slot); slots never
+ * handed out are not looked at.
+ *
+ * Returns 0 when every slot was visited, the first non-zero value fn
+ * returned, or -EINVAL if pool or fn is NULL (fn should therefore stop
+ * the walk with a positive value).
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; several walks may run at once. Progress: wait-free for the
+ * walk itself (O(extent)), plus whatever fn does.
+ */
+LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
+			void *arg);
+
+/*
+ * As lfp_foreach, over the slot indices [begin, end) only. end is clamped
+ * to lfp_extent, so UINT32_MAX means "to the end"; begin >= end visits
+ * nothing. N workers that take the ranges [k*E/N, (k+1)*E/N) of one extent
+ * E visit every live object once between them, each its own objects.
+ *
+ * Returns as lfp_foreach.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Progress: wait-free for the walk itself (O(end - begin)).
+ */
+LFP_API int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
+			      uint32_t end, lfp_visit_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -245,12 +245,17 @@ struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
  * exactly one wins; without, a load and a store catch every release of a
  * free object except one that races with another release of it.
  *
+ * With expect != 0 (a handle's generation; implies strict) only that
+ * generation is released: -ESTALE if the slot holds another one, so a
+ * stale handle never touches the slot's new owner. Handles and pointers
+ * share this one CAS loop.
+ *
  * Relaxed: the word only decides which release wins; the object itself
  * reaches its next owner through the stack's or the cache's release and
  * acquire.
  */
 static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
-				 bool strict)
+				 bool strict, uint32_t expect)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
 	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
@@ -262,6 +267,8 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 		return 0;
 	}
 	do {
+		if (expect && gen != expect)
+			return -ESTALE;
 		if (!lfpi_gen_is_live(gen))
 			return -EALREADY;
 	} while (!atomic_compare_exchange_weak_explicit(
@@ -284,7 +291,7 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 	}
 	idx = lfpi_slot_of(pool, obj, err);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL) ||
-	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict)))
+	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict, 0)))
 		return LFPI_NIL;
 	/* Once per accepted release: the slot is free but still ours. */
 	if (LFPI_UNLIKELY(pool->on_free))
@@ -298,6 +305,12 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
 /* Take up to n never-used slots: returns how many, the first in *first. */
 uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
+/*
+ * Give slot idx, just marked free, back to the pool the way lfp_free does
+ * (through the thread's cache unless LFP_F_NO_CACHE); or, if err < 0,
+ * count a refused release. Returns err.
+ */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
 /* Make slot idx live (its generation odd): the caller owns the slot. */
 static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {

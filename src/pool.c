@@ -216,10 +216,21 @@ static void *pool_alloc_shared(struct lfp_pool *pool)
 	return lfpi_hand_out(pool, idx);
 }
 
+/* Push slot idx, marked free, onto the shared stack and count it. */
+static void pool_push_shared(struct lfp_pool *pool, struct lfpi_counters *c,
+			     uint32_t idx)
+{
+	uint32_t retries = lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+
+	if (retries)
+		pool_count(&c->cas_retries, retries);
+	pool_count(&c->frees, 1);
+}
+
 static int pool_free_shared(struct lfp_pool *pool, void *obj)
 {
 	struct lfpi_counters *c = lfpi_my_shard(pool);
-	uint32_t idx, retries;
+	uint32_t idx;
 	int err = 0;
 
 	idx = lfpi_release_slot(pool, obj, &err, true);
@@ -227,10 +238,25 @@ static int pool_free_shared(struct lfp_pool *pool, void *obj)
 		pool_count(&c->rejected_frees, 1);
 		return err;
 	}
-	retries = lfpi_stack_push(&pool->free, pool->slots, idx, idx);
-	if (retries)
-		pool_count(&c->cas_retries, retries);
-	pool_count(&c->frees, 1);
+	pool_push_shared(pool, c, idx);
+	return 0;
+}
+
+/* The second half of lfp_free, for releases that were checked elsewhere
+ * (by handle): same cache, same stack, same counters. */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(err)) {
+		pool_count(&lfpi_my_shard(pool)->rejected_frees, 1);
+		return err;
+	}
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		lfpi_cache_put(c, idx);
+	else
+		pool_push_shared(pool, lfpi_my_shard(pool), idx);
 	return 0;
 }
 
