@@ -73,12 +73,14 @@ static void rcu_reclaim(struct rcu_head *head)
 	struct lfpi_rcu_slot *s =
 		(struct lfpi_rcu_slot *)((char *)head -
 					 offsetof(struct lfpi_rcu_slot, head));
-	struct lfp_pool *pool = s->pool;
+	struct lfp_pool *pool;
 	uint32_t idx;
 
 	/* The edge from lfp_free_deferred runs through liburcu's queues,
-	 * which TSan does not see; this is its other end. */
+	 * which TSan does not see; this is its other end, before we read
+	 * anything the releasing thread wrote. */
 	__tsan_acquire(s);
+	pool = s->pool;
 	idx = (uint32_t)(s - atomic_load_explicit(&pool->rcu,
 						  memory_order_relaxed));
 	lfpi_stack_push(&pool->free, pool->slots, idx, idx);
