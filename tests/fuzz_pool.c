@@ -18,6 +18,7 @@
  * in any cache is found by the allocation that needs it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,7 +215,8 @@ static void fz_took(struct fz_pool *f, void *p)
 	h = lfp_handle_of(f->pool, p);
 	FZ_CHECK(lfp_handle_index(h) == idx && lfp_handle_gen(h) & 1,
 		 "handle %#llx of slot %u", (unsigned long long)h.bits, idx);
-	FZ_CHECK(!(f->flags[idx] & FZ_S_USED) || lfp_handle_gen(h) != f->gen[idx],
+	FZ_CHECK(!(f->flags[idx] & FZ_S_USED) ||
+			 lfp_handle_gen(h) != f->gen[idx],
 		 "slot %u reused with the same generation %u", idx,
 		 f->gen[idx]);
 	f->gen[idx] = lfp_handle_gen(h);
@@ -422,7 +424,8 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 	/* A batch above the default cache size: in range or not, by taste. */
 	if (!c->cache_size && c->batch_size > 2)
 		may |= FZ_INVAL;
-	if (c->capacity > LFP_MAX_CAPACITY || c->max_capacity > LFP_MAX_CAPACITY)
+	if (c->capacity > LFP_MAX_CAPACITY ||
+	    c->max_capacity > LFP_MAX_CAPACITY)
 		*must |= FZ_OVERFLOW;
 	/* Several errors at once may give any of them. */
 	if (!c->obj_size || (a & (a - 1)))
@@ -604,7 +607,8 @@ static void fz_check_counts(struct fz_pool *f, const struct lfp_stats *st)
 		 (unsigned long long)st->allocs, (unsigned long long)f->allocs);
 	FZ_CHECK(st->frees == f->frees, "frees %llu, model %llu",
 		 (unsigned long long)st->frees, (unsigned long long)f->frees);
-	FZ_CHECK(st->failed_allocs == f->failed, "failed_allocs %llu, model %llu",
+	FZ_CHECK(st->failed_allocs == f->failed,
+		 "failed_allocs %llu, model %llu",
 		 (unsigned long long)st->failed_allocs,
 		 (unsigned long long)f->failed);
 	FZ_CHECK(st->rejected_frees == f->rejected,
@@ -639,7 +643,8 @@ static void fz_check_hooks(struct fz_pool *f)
 		 (unsigned long long)f->ctors, extent);
 	FZ_CHECK(!f->cfg.on_alloc || f->on_allocs == f->allocs,
 		 "on_alloc ran %llu times for %llu allocations",
-		 (unsigned long long)f->on_allocs, (unsigned long long)f->allocs);
+		 (unsigned long long)f->on_allocs,
+		 (unsigned long long)f->allocs);
 	FZ_CHECK(!f->cfg.on_free || f->on_frees == f->frees,
 		 "on_free ran %llu times for %llu releases",
 		 (unsigned long long)f->on_frees, (unsigned long long)f->frees);
@@ -820,6 +825,12 @@ static struct fz_pool *fz_other(struct fz_pool *f)
 	return o->pool ? o : NULL;
 }
 
+/* One of the last FZ_HIST objects released. */
+static struct fz_obj *fz_hist(struct fz_pool *f, uint32_t r)
+{
+	return &f->hist[r % (f->nhist < FZ_HIST ? f->nhist : FZ_HIST)];
+}
+
 /*
  * A pointer for a release or a query: live, stale, foreign, interior...
  * The low nibble of the first byte picks the kind, the high one an offset.
@@ -837,9 +848,7 @@ static void *fz_pick_ptr(struct fz_pool *f, void *local)
 		return f->nlive ? f->live[r % f->nlive].ptr +
 					  (kind >> 4) % f->stride : local;
 	case 4: case 5:
-		return f->nhist ? f->hist[r % (f->nhist < FZ_HIST ? f->nhist
-								 : FZ_HIST)].ptr
-				: NULL;
+		return f->nhist ? fz_hist(f, r)->ptr : NULL;
 	case 6: return NULL;
 	case 7: return local;
 	case 8: return fz_heap;
@@ -944,7 +953,7 @@ static lfp_handle fz_pick_handle(struct fz_pool *f)
 	switch (kind % 8) {
 	case 1:
 		if (f->nhist)
-			h = f->hist[r % (f->nhist < FZ_HIST ? f->nhist : FZ_HIST)].h;
+			h = fz_hist(f, r)->h;
 		break;
 	case 2: return LFP_NULL_HANDLE;
 	case 3: h.bits &= ~(UINT64_C(1) << 32); break; /* even generation */
@@ -1017,10 +1026,8 @@ static void fz_query(struct fz_pool *f)
 	FZ_CHECK(h.bits == (o ? o->h.bits : 0), "lfp_handle_of(%p) = %#llx", p,
 		 (unsigned long long)h.bits);
 	idx = in16();
-	FZ_CHECK(lfp_at(f->pool, idx) ==
-			 (idx < f->limit ? (char *)f->base + (size_t)idx * f->stride
-					 : NULL),
-		 "lfp_at(%u)", idx);
+	p = idx < f->limit ? (char *)f->base + (size_t)idx * f->stride : NULL;
+	FZ_CHECK(lfp_at(f->pool, idx) == p, "lfp_at(%u)", idx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1097,6 +1104,8 @@ static void fz_foreach(struct fz_pool *f)
 	f->walk.active = false;
 	FZ_CHECK(ret == f->walk.stop, "walk returned %d, callback stopped %d",
 		 ret, f->walk.stop);
+	FZ_CHECK(lfp_foreach(f->pool, NULL, NULL) == -EINVAL,
+		 "lfp_foreach without a callback");
 	fz_walk_end(f, snap, n);
 	free(snap);
 }
@@ -1191,7 +1200,8 @@ static void fz_null_calls(void)
 		 "NULL pool");
 	FZ_CHECK(!lfp_cache_create(NULL) && !lfp_cache_alloc(NULL) &&
 			 lfp_cache_free(NULL, fz_heap) == -EINVAL &&
-			 lfp_cache_free_handle(NULL, LFP_NULL_HANDLE) == -EINVAL,
+			 lfp_cache_free_handle(NULL, LFP_NULL_HANDLE) ==
+				 -EINVAL,
 		 "NULL cache");
 	lfp_cache_destroy(NULL);
 	lfp_cache_flush(NULL);
@@ -1218,6 +1228,39 @@ static void fz_null_calls(void)
 /* ------------------------------------------------------------------ */
 /* The program                                                          */
 
+static void fz_step(void);
+static bool fz_threaded; /* inside fz_in_thread's thread */
+
+static void *fz_thread(void *arg)
+{
+	unsigned n = *(unsigned *)arg;
+
+	urcu_memb_register_thread(); /* for lfp_free_deferred */
+	fz_threaded = true;
+	while (n-- && in_n)
+		fz_step();
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+/*
+ * Run the next calls (1 to 8) in a new thread, and wait for it. Still one
+ * thread at a time, but the implicit caches are the new thread's, and
+ * its exit gives them back (the pthread key destructor in cache.c).
+ */
+static void fz_in_thread(void)
+{
+	unsigned n = in8() % 8 + 1;
+	pthread_t t;
+
+	if (fz_threaded)
+		return;
+	FZ_CHECK(pthread_create(&t, NULL, fz_thread, &n) == 0,
+		 "pthread_create failed");
+	pthread_join(t, NULL);
+	fz_threaded = false;
+}
+
 /* One call on pool f, chosen by op; the bytes after it are arguments. */
 static void fz_pool_op(struct fz_pool *f, uint8_t op)
 {
@@ -1237,13 +1280,11 @@ static void fz_pool_op(struct fz_pool *f, uint8_t op)
 	case 14: fz_alloc(f, f->cache[op / 32 % FZ_CACHES]); break;
 	case 15: lfp_barrier(f->pool); fz_barrier(f); break;
 	case 16: fz_audit(f); break;
-	case 17:
-		FZ_CHECK(lfp_foreach(f->pool, NULL, NULL) == -EINVAL,
-			 "lfp_foreach without a callback");
-		break;
+	case 17: fz_in_thread(); break;
 	default: fz_release(f, 3, NULL, fz_pick_ptr(f, &local)); break;
 	}
-	fz_check_stats(f);
+	if (f->pool) /* the calls in a thread may have destroyed it */
+		fz_check_stats(f);
 }
 
 static void fz_step(void)
@@ -1293,7 +1334,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	urcu_memb_register_thread();
 	fz_heap = malloc(1);
 	fz_trace = getenv("FUZZ_TRACE") && *getenv("FUZZ_TRACE") == '1';
-	fz_deferred = !getenv("FUZZ_DEFERRED") || *getenv("FUZZ_DEFERRED") != '0';
+	fz_deferred = !getenv("FUZZ_DEFERRED") ||
+		      *getenv("FUZZ_DEFERRED") != '0';
 	return 0;
 }
 

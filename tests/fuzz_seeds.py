@@ -151,8 +151,10 @@ def audit(pool=0):
     return op(16, pool)
 
 
-def foreach_null(pool=0):
-    return op(17, pool)
+def in_thread(calls, pool=0):
+    """Run `calls` (1..8 calls, already encoded) in a new thread."""
+    n, body = calls
+    return op(17, pool) + bytes([n - 1]) + body
 
 
 def free_by_handle(kind=LIVE, r=0, pool=0):
@@ -269,7 +271,7 @@ SEEDS = {
     'foreach': config(capacity=12, hooks=ON_FREE) + alloc(10) +
     foreach([V_GO, V_FREE, V_GO, V_FREE_HANDLE, V_ALLOC, V_GO, V_GO, V_GO,
              V_GO, V_GO, V_GO]) + foreach([V_GO, V_STOP | 24]) +
-    foreach_null() + audit(),
+    audit(),
     'foreach-range': config(capacity=20) + alloc(15) + free(LIVE, 3) +
     foreach([V_GO] * 8, begin=3, end=11) + foreach([], begin=9, end=4) +
     foreach([V_FREE] * 3, begin=17, end=300),
@@ -304,6 +306,12 @@ SEEDS = {
     'hooks-grow': config(capacity=2, maxsel=MAX_X16, exhaust=GROW,
                          hooks=CTOR | ON_ALLOC | ON_FREE) + alloc(20) +
     foreach([V_FREE] * 20) + alloc(20) + audit(),
+    'thread': config(capacity=10, cache=2, batch=1) + alloc(3) +
+    in_thread((4, alloc(2) + free(LIVE, 1) + free(LIVE, 0))) + alloc(8) +
+    in_thread((3, free(LIVE, 2) + deferred(LIVE, 3) + alloc())) + audit(),
+    'thread-no-cache': config(capacity=4, flags=NO_CACHE) +
+    cache(C_CREATE, 0) + in_thread((2, cache(C_ALLOC, 0) * 2)) +
+    alloc(3) + audit(),
     'destroy-with-caches': config(capacity=8) + cache(C_CREATE, 0) +
     cache(C_ALLOC, 0) + alloc(2) + destroy(0) + null_calls(),
     'recreate': config(capacity=4) + alloc(4) + create(config(capacity=4),
