@@ -227,10 +227,11 @@ int stress_final_checks(struct stress_run *r, const struct stress_tally *t)
 				 "%s", err, msg);
 		return -1;
 	}
-	if (census.live) {
-		stress_violation(r, "audit: %" PRIu64 " slots are live at the "
-				 "end, though every object was released",
-				 census.live);
+	if (census.live || census.cached) {
+		stress_violation(r, "audit: %" PRIu64 " slots live and %" PRIu64
+				 " cached at the end, though every object was "
+				 "released and every cache is gone",
+				 census.live, census.cached);
 		return -1;
 	}
 	return 0;

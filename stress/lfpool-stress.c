@@ -12,7 +12,7 @@
 
 #define STRESS_GIVE_UP 3.0 /* seconds threads get to stop after a violation */
 
-static double stress_now(void)
+double stress_now(void)
 {
 	struct timespec ts;
 
@@ -97,6 +97,7 @@ static int run_setup(struct stress_run *r, const struct stress_opts *o)
 	r->o = o;
 	run_weights(r);
 	atomic_init(&r->stop, STRESS_GO);
+	atomic_init(&r->gate, false);
 	atomic_init(&r->next_tid, 1);
 	atomic_init(&r->exits, 0);
 	atomic_init(&r->quiet, 0);
@@ -295,8 +296,6 @@ static void run_start(struct stress_run *r, struct sup *s)
 	memset(s, 0, sizeof(*s));
 	s->rss.warm_at = warm < 1 ? 1 : warm > 60 ? 60 : warm;
 	s->rss.start = stress_rss_now();
-	s->t0 = s->tick_t = s->last_change = stress_now();
-	s->next_tick = s->t0 + 1;
 	for (unsigned i = 0; i < o->threads; i++)
 		if (stress_spawn(&r->w[i])) {
 			stress_violation(r, "cannot start a thread for "
@@ -304,6 +303,9 @@ static void run_start(struct stress_run *r, struct sup *s)
 			atomic_store_explicit(&r->w[i].state, STRESS_DONE,
 					      memory_order_relaxed);
 		}
+	atomic_store_explicit(&r->gate, true, memory_order_relaxed);
+	s->t0 = s->tick_t = s->last_change = stress_now();
+	s->next_tick = s->t0 + 1;
 }
 
 int main(int argc, char **argv)
@@ -325,7 +327,10 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < o.threads; i++)
 		if (r.w[i].started)
 			pthread_join(r.w[i].thread, NULL);
-	elapsed = stress_now() - s.t0;
+	elapsed = 0;
+	for (unsigned i = 0; i < o.threads; i++)
+		if (r.w[i].done_at - s.t0 > elapsed)
+			elapsed = r.w[i].done_at - s.t0;
 	s.rss.end = stress_rss_now();
 	run_sum(&r, &total);
 	if (run_stop(&r) != STRESS_ABORT) {

@@ -96,7 +96,7 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 	printf("  %u threads, mix %s, seed %" PRIu64 ", capacity %" PRIu32
 	       ", %" PRIu32 " B objects, hold %" PRIu32 "\n",
 	       o->threads, o->mix, o->seed, o->capacity, o->obj_size, o->hold);
-	printf("  %" PRIu64 " operations in %.2f s: %.0f ops/s\n", t->ops,
+	printf("  %" PRIu64 " operations in %.3f s: %.0f ops/s\n", t->ops,
 	       secs, report_rate(t->ops, secs));
 	printf("  objects: %" PRIu64 " allocated, %" PRIu64 " released, %"
 	       PRIu64 " verified, %" PRIu64 " handed off\n",

@@ -148,6 +148,7 @@ struct stress_worker {
 	struct lfp_cache *bequest; /* explicit cache left to the next life */
 	struct stress_held *held;  /* o->hold entries, empty between lives */
 	struct stress_tally tally; /* read by the supervisor after a join */
+	double done_at;            /* when the last life finished */
 
 	/* Progress, written by the current life, read by the supervisor. */
 	alignas(STRESS_CACHELINE) _Atomic uint64_t ops;
@@ -170,6 +171,7 @@ struct stress_run {
 	unsigned alloc_total, release_total;
 
 	alignas(STRESS_CACHELINE) _Atomic int stop; /* enum stress_stop */
+	_Atomic bool gate; /* opened once every first life has started */
 	_Atomic uint32_t next_tid;
 	_Atomic uint64_t exits; /* lives that retired */
 	_Atomic unsigned quiet; /* workers that will send nothing more */
@@ -177,6 +179,9 @@ struct stress_run {
 	_Atomic bool have_msg; /* violation[] holds the first one */
 	char violation[STRESS_MSG];
 };
+
+/* lfpool-stress.c */
+double stress_now(void);
 
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);

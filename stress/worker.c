@@ -554,6 +554,10 @@ static void *life_main(void *arg)
 	 * returns. */
 	if (w->has_pred)
 		pthread_join(w->pred, NULL);
+	/* Relaxed: the gate only lines the first lives up, to make them
+	 * overlap; pthread_create ordered everything they read. */
+	while (!atomic_load_explicit(&w->run->gate, memory_order_relaxed))
+		sched_yield();
 	w->thread = pthread_self();
 	life_begin(&l, w);
 	ops0 = l.ops;
@@ -571,8 +575,9 @@ static void *life_main(void *arg)
 			life_finish(&l);
 		life_end(&l, ops0);
 	}
-	/* Release: publishes thread and tally; pairs with the acquire load
-	 * in the supervisor's run_done. */
+	w->done_at = stress_now();
+	/* Release: publishes thread, tally and done_at; pairs with the
+	 * acquire load in the supervisor's run_done. */
 	atomic_store_explicit(&w->state, STRESS_DONE, memory_order_release);
 	return NULL;
 }
