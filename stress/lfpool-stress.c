@@ -308,6 +308,23 @@ static void run_start(struct stress_run *r, struct sup *s)
 	s->next_tick = s->t0 + 1;
 }
 
+/* Join the last lives; returns the time from the start to the last end. */
+static double run_join(struct stress_run *r, const struct sup *s)
+{
+	double elapsed = 0;
+
+	for (unsigned i = 0; i < r->o->threads; i++) {
+		struct stress_worker *w = &r->w[i];
+
+		if (!w->started)
+			continue;
+		pthread_join(w->thread, NULL);
+		if (w->done_at - s->t0 > elapsed)
+			elapsed = w->done_at - s->t0;
+	}
+	return elapsed;
+}
+
 int main(int argc, char **argv)
 {
 	struct stress_opts o;
@@ -324,13 +341,7 @@ int main(int argc, char **argv)
 		return 2;
 	run_start(&r, &s);
 	supervise(&r, &s);
-	for (unsigned i = 0; i < o.threads; i++)
-		if (r.w[i].started)
-			pthread_join(r.w[i].thread, NULL);
-	elapsed = 0;
-	for (unsigned i = 0; i < o.threads; i++)
-		if (r.w[i].done_at - s.t0 > elapsed)
-			elapsed = r.w[i].done_at - s.t0;
+	elapsed = run_join(&r, &s);
 	s.rss.end = stress_rss_now();
 	run_sum(&r, &total);
 	if (run_stop(&r) != STRESS_ABORT) {

@@ -314,40 +314,87 @@ static int opt_real(const char *arg, const char *what, double *out)
 	return 0;
 }
 
-/* One option; 1 means "done, exit 0" (help, list). */
-static int opt_one(struct stress_opts *o, int c, const char *a, bool *progress_set)
+static int opt_threads(struct stress_opts *o, const char *a)
 {
-	uint32_t u = 0;
-	int err = 0;
+	uint32_t n;
+	int err = opt_u32(a, 1, STRESS_MAX_THREADS, "thread count", &n);
 
-	switch (c) {
-	case 't': err = opt_u32(a, 1, STRESS_MAX_THREADS, "thread count", &u);
-		o->threads = u;
-		break;
-	case 'n': return opt_count(a, 1, UINT64_MAX / 2, "operation count", &o->ops);
-	case 'd': return opt_duration(a, &o->duration);
-	case 's': return opt_count(a, 0, UINT64_MAX, "seed", &o->seed);
-	case 'c': return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "capacity", &o->capacity);
-	case 'm': return opt_mix(o, a);
-	case OPT_SIZE: err = opt_u32(a, 24, 4096, "size", &o->obj_size);
-		return err ? err : o->obj_size % 8 ? opt_bad("size", a) : 0;
-	case OPT_HOLD: return opt_u32(a, 1, STRESS_MAX_HOLD, "hold", &o->hold);
-	case OPT_LIFE: return opt_u32(a, 1, UINT32_MAX, "life", &o->life);
-	case OPT_CACHE: return opt_u32(a, 0, UINT32_MAX, "cache size", &o->cache_size);
-	case OPT_BATCH: return opt_u32(a, 0, UINT32_MAX, "batch size", &o->batch_size);
-	case OPT_JSON: o->json = true; break;
-	case OPT_PROGRESS:
-	case OPT_NO_PROGRESS: o->progress = c == OPT_PROGRESS;
-		*progress_set = true;
-		break;
-	case OPT_RSS: return opt_real(a, "RSS slack", &o->rss_slack);
-	case OPT_STALL: err = opt_real(a, "stall time", &o->stall);
-		return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
-	case OPT_LIST: opt_list_modes(); return 1;
-	case 'h': opt_usage(stdout); return 1;
-	default: return -EINVAL;
-	}
+	if (!err)
+		o->threads = n;
 	return err;
+}
+
+static int opt_size(struct stress_opts *o, const char *a)
+{
+	int err = opt_u32(a, 24, 4096, "object size", &o->obj_size);
+
+	return err ? err : o->obj_size % 8 ? opt_bad("object size", a) : 0;
+}
+
+static int opt_stall(struct stress_opts *o, const char *a)
+{
+	int err = opt_real(a, "stall time", &o->stall);
+
+	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
+}
+
+/* The options that shape the run; -ENOENT for any other. */
+static int opt_shape(struct stress_opts *o, int c, const char *a)
+{
+	switch (c) {
+	case 't':
+		return opt_threads(o, a);
+	case 'n':
+		return opt_count(a, 1, UINT64_MAX / 2, "operation count",
+				 &o->ops);
+	case 'd':
+		return opt_duration(a, &o->duration);
+	case 's':
+		return opt_count(a, 0, UINT64_MAX, "seed", &o->seed);
+	case 'c':
+		return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "capacity",
+			       &o->capacity);
+	case 'm':
+		return opt_mix(o, a);
+	case OPT_SIZE:
+		return opt_size(o, a);
+	case OPT_HOLD:
+		return opt_u32(a, 1, STRESS_MAX_HOLD, "hold", &o->hold);
+	case OPT_LIFE:
+		return opt_u32(a, 1, UINT32_MAX / 2, "life", &o->life);
+	case OPT_CACHE:
+		return opt_u32(a, 0, UINT32_MAX, "cache size", &o->cache_size);
+	case OPT_BATCH:
+		return opt_u32(a, 0, UINT32_MAX, "batch size", &o->batch_size);
+	}
+	return -ENOENT;
+}
+
+/* What to print and when to fail; 1 means "done, exit 0" (help, list). */
+static int opt_output(struct stress_opts *o, int c, const char *a,
+		      bool *progress_set)
+{
+	switch (c) {
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_PROGRESS:
+	case OPT_NO_PROGRESS:
+		o->progress = c == OPT_PROGRESS;
+		*progress_set = true;
+		return 0;
+	case OPT_RSS:
+		return opt_real(a, "RSS slack", &o->rss_slack);
+	case OPT_STALL:
+		return opt_stall(o, a);
+	case OPT_LIST:
+		opt_list_modes();
+		return 1;
+	case 'h':
+		opt_usage(stdout);
+		return 1;
+	}
+	return -EINVAL; /* getopt has said what was wrong */
 }
 
 /* Returns 0 to run, 1 to exit successfully (help), < 0 on a bad line. */
@@ -358,9 +405,13 @@ int stress_parse(int argc, char **argv, struct stress_opts *o)
 
 	opt_defaults(o);
 	while ((c = getopt_long(argc, argv, "t:n:d:s:c:m:h", opt_long,
-				NULL)) != -1)
-		if ((err = opt_one(o, c, optarg, &progress_set)))
+				NULL)) != -1) {
+		err = opt_shape(o, c, optarg);
+		if (err == -ENOENT)
+			err = opt_output(o, c, optarg, &progress_set);
+		if (err)
 			return err;
+	}
 	if (optind < argc)
 		return opt_bad("argument", argv[optind]);
 	if (!o->ops && !o->duration)

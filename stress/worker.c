@@ -239,6 +239,25 @@ static void life_free_here(struct life *l, const struct stress_held *h)
 	life_free_one(l, h, life_pick(l, r->alloc_cum, r->alloc_total));
 }
 
+#if STRESS_HAVE_CACHES
+/* lfp_free_bulk refused some of what we held: name them all, we cannot
+ * tell which. */
+static void life_bulk_short(struct life *l, const struct stress_held *hs,
+			    uint32_t k, size_t done)
+{
+	char slots[STRESS_MSG / 2];
+	size_t len = 0;
+
+	slots[0] = '\0';
+	for (uint32_t i = 0; i < k && len < sizeof(slots) - 12; i++)
+		len += (size_t)snprintf(slots + len, sizeof(slots) - len,
+					" %u", hs[i].mark.slot);
+	stress_violation(l->run, "lfp_free_bulk by thread %u released %zu "
+			 "of %u objects it held, in slots%s", l->tid, done, k,
+			 slots);
+}
+#endif
+
 static void life_free_bulk(struct life *l)
 {
 #if STRESS_HAVE_CACHES
@@ -256,9 +275,7 @@ static void life_free_bulk(struct life *l)
 	}
 	done = lfp_free_bulk(l->run->pool, objs, k);
 	if (done != k)
-		stress_violation(l->run, "lfp_free_bulk by thread %u released "
-				 "%zu of %u objects it held (first slot %u)",
-				 l->tid, done, k, hs[0].mark.slot);
+		life_bulk_short(l, hs, k, done);
 	l->t.frees += done;
 #else
 	(void)l;
