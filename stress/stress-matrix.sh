@@ -47,10 +47,14 @@ for t in $threads; do
 			--capacity "$cap" --seed "$runs" $limit >"$out" 2>"$err"
 		rc=$?
 		ops=$(field ops) checks=$(field checks)
-		line=$(printf '%2s threads  %-32s %11s ops %11s ops/s' "$t" \
-			"$mix cap $cap" "${ops:-?}" "$(field ops_per_s)")
-		if [ "$matrix" = long ]; then
-			line="$line  rss MiB warm $(($(field warm) >> 20)) end $(($(field end) >> 20))"
+		line=$(printf '%2s threads  %-32s %11s ops in %7s s %11s ops/s' \
+			"$t" "$mix cap $cap" "${ops:-?}" "$(field elapsed_s)" \
+			"$(field ops_per_s)")
+		if [ "$matrix" = long ] && [ -n "$(field warm)" ]; then
+			line="$line  rss KiB start $(($(field start) >> 10))"
+			line="$line warm $(($(field warm) >> 10))"
+			line="$line max $(($(field max_after_warm) >> 10))"
+			line="$line end $(($(field end) >> 10))"
 		fi
 		if [ $rc -eq 0 ] && [ -n "$ops" ]; then
 			echo "ok   $line"

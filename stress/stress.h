@@ -170,9 +170,11 @@ struct stress_run {
 	unsigned alloc_cum[STRESS_NMODES], release_cum[STRESS_NMODES];
 	unsigned alloc_total, release_total;
 
+	/* Read on every operation: a line of its own. */
 	alignas(STRESS_CACHELINE) _Atomic int stop; /* enum stress_stop */
 	_Atomic bool gate; /* opened once every first life has started */
-	_Atomic uint32_t next_tid;
+
+	alignas(STRESS_CACHELINE) _Atomic uint32_t next_tid;
 	_Atomic uint64_t exits; /* lives that retired */
 	_Atomic unsigned quiet; /* workers that will send nothing more */
 	_Atomic unsigned violations;

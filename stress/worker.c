@@ -419,9 +419,10 @@ static void life_drop_all(struct life *l)
 	}
 }
 
+/* Long enough not to crowd out the threads that have yet to stop. */
 static void life_nap(void)
 {
-	struct timespec ts = { 0, 100000 };
+	struct timespec ts = { 0, 1000000 };
 
 	nanosleep(&ts, NULL);
 }
