@@ -6,6 +6,7 @@
 #define LFPOOL_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -75,6 +76,11 @@ struct lfpi_counters {
 	_Atomic uint64_t refills;
 	_Atomic uint64_t flushes;
 	_Atomic uint64_t steals;
+	_Atomic uint64_t deferred;  /* lfp_free_deferred calls accepted */
+	_Atomic uint64_t reclaimed; /* deferred slots back in the pool */
+	_Atomic uint64_t grown;
+	_Atomic uint64_t trimmed_bytes;
+	_Atomic uint64_t reclaims;
 };
 
 #define LFPI_SHARDS 16
@@ -90,6 +96,11 @@ static inline void lfpi_counters_init(struct lfpi_counters *c)
 	atomic_init(&c->refills, 0);
 	atomic_init(&c->flushes, 0);
 	atomic_init(&c->steals, 0);
+	atomic_init(&c->deferred, 0);
+	atomic_init(&c->reclaimed, 0);
+	atomic_init(&c->grown, 0);
+	atomic_init(&c->trimmed_bytes, 0);
+	atomic_init(&c->reclaims, 0);
 }
 
 /* The Treiber stack of free chains: {tag:32 | index:32} in one word. */
@@ -109,13 +120,37 @@ struct lfp_pool {
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
 	uint64_t id;              /* unique per pool ever made in the process */
+	size_t obj_size;
+	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
+	uint32_t exhaust;         /* enum lfp_exhaust */
+	uint32_t reclaim_tries;
+	int (*reclaim)(struct lfp_pool *pool, void *arg);
+	void (*ctor)(void *obj, void *arg);
+	void (*on_alloc)(void *obj, void *arg);
+	void (*on_free)(void *obj, void *arg);
+	void *hook_arg;
 	uint32_t cache_size;      /* slots per thread cache */
 	uint32_t batch;           /* slots per exchange with the shared stack */
 
 	/* Shared and hot: each on its own cache line. */
 	struct lfpi_stack free;
-	/* Slots [bump, capacity) were never handed out (lazy first touch). */
+	/* Slots [bump, limit) were never handed out (lazy first touch). */
 	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+	/*
+	 * Slots [0, limit) are usable: capacity grows by raising it, up to
+	 * `capacity`, which is the most the pool was laid out for (its
+	 * max_capacity). Metadata exists for all of them.
+	 */
+	_Atomic uint32_t limit;
+	/* Set while lfp_trim has the free list aside (grow.c). */
+	_Atomic uint32_t trimming;
+	/* Set once lfp_trim gave pages back: their slots read as zeroes. */
+	_Atomic uint32_t trimmed;
+
+	/* Rare paths: growth, trim, the deferred-release table. */
+	pthread_mutex_t grow_lock;
+	_Atomic(struct lfpi_rcu_slot *) rcu; /* mapped on first use (rcu.c) */
+	size_t rcu_size;
 
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
@@ -134,10 +169,18 @@ struct lfpi_layout {
 	size_t base_align;/* alignment the whole block needs */
 	uint32_t cache_size; /* slots per thread cache */
 	uint32_t batch;      /* slots per exchange */
+	uint32_t initial;    /* slots usable at creation */
+	uint32_t slots;      /* slots laid out (max_capacity) */
 };
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
-void *lfpi_map(size_t size, size_t align, void **map, size_t *map_size);
+void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
+	       size_t *map_size);
+size_t lfpi_page_size(void);
+/* Make [addr, addr+len) usable: 0 or -errno. A pointer so that tests can
+ * inject a failure to get memory. */
+extern int (*lfpi_commit)(void *addr, size_t len);
+int lfpi_commit_mprotect(void *addr, size_t len);
 void lfpi_unmap(void *map, size_t map_size);
 
 /*
@@ -171,6 +214,21 @@ static inline void *lfpi_obj(const struct lfp_pool *pool, uint32_t idx)
 	return pool->objs + (size_t)idx * pool->stride;
 }
 
+/* debug.c: the tools that watch objects (fill, ASan, Valgrind). */
+
+#define LFPI_DBG_FILL 1u     /* fill released objects, check on reuse */
+#define LFPI_DBG_ASAN 2u     /* poison released objects for ASan */
+#define LFPI_DBG_VALGRIND 4u /* memcheck mempool client requests */
+#define LFPI_DBG_REPORT 8u   /* name the slot of a refused release */
+
+/* Set pool->debug and tell the tools about the pool. */
+void lfpi_debug_init(struct lfp_pool *pool);
+void lfpi_debug_destroy(struct lfp_pool *pool);
+/* Slot idx was just taken (fresh: never used); slot idx was released. */
+void lfpi_debug_alloc(struct lfp_pool *pool, uint32_t idx, bool fresh);
+void lfpi_debug_free(struct lfp_pool *pool, uint32_t idx);
+void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err);
+
 /* stack.c: the tagged Treiber stack of free chains. */
 
 void lfpi_stack_init(struct lfpi_stack *s);
@@ -186,6 +244,9 @@ uint32_t lfpi_stack_push(struct lfpi_stack *s, struct lfpi_slot *slots,
  */
 uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,
 			uint32_t *retries);
+/* Take every chain at once: returns the top chain's first slot (chains
+ * linked by batch_next, as on the stack) or LFPI_NIL. */
+uint32_t lfpi_stack_pop_all(struct lfpi_stack *s);
 /*
  * Call fn on every slot on the stack, top chain first, until fn returns
  * non-zero (which is returned). Only while no thread changes the stack;
@@ -203,12 +264,17 @@ struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
  * exactly one wins; without, a load and a store catch every release of a
  * free object except one that races with another release of it.
  *
+ * With expect != 0 (a handle's generation; implies strict) only that
+ * generation is released: -ESTALE if the slot holds another one, so a
+ * stale handle never touches the slot's new owner. Handles and pointers
+ * share this one CAS loop.
+ *
  * Relaxed: the word only decides which release wins; the object itself
  * reaches its next owner through the stack's or the cache's release and
  * acquire.
  */
 static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
-				 bool strict)
+				 bool strict, uint32_t expect)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
 	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
@@ -220,6 +286,8 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 		return 0;
 	}
 	do {
+		if (expect && gen != expect)
+			return -ESTALE;
 		if (!lfpi_gen_is_live(gen))
 			return -EALREADY;
 	} while (!atomic_compare_exchange_weak_explicit(
@@ -228,11 +296,29 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 }
 
 /*
+ * A release of slot idx was accepted; the slot is free but still ours.
+ * Run on_free once, then let the debug tools poison the object, unless
+ * the release is deferred: RCU readers may still read it until the grace
+ * period ends (rcu.c poisons it then).
+ */
+static inline void lfpi_released(struct lfp_pool *pool, uint32_t idx,
+				  bool deferred)
+{
+	if (LFPI_UNLIKELY(pool->on_free))
+		pool->on_free(lfpi_obj(pool, idx), pool->hook_arg);
+	if (LFPI_UNLIKELY(pool->debug) && !deferred)
+		lfpi_debug_free(pool, idx);
+}
+
+#define LFPI_REL_STRICT 1u   /* decide racing releases with a CAS */
+#define LFPI_REL_DEFERRED 2u /* the slot returns after a grace period */
+
+/*
  * Check obj and mark its slot free. Returns the slot, or LFPI_NIL with
  * *err = -EINVAL, -EFAULT or -EALREADY as documented for lfp_free.
  */
 static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
-					 int *err, bool strict)
+					 int *err, unsigned how)
 {
 	uint32_t idx;
 
@@ -241,9 +327,14 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 		return LFPI_NIL;
 	}
 	idx = lfpi_slot_of(pool, obj, err);
-	if (LFPI_LIKELY(idx != LFPI_NIL) &&
-	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict)))
-		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL) ||
+	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx,
+						how & LFPI_REL_STRICT, 0))) {
+		if (LFPI_UNLIKELY(pool->debug))
+			lfpi_debug_rejected(pool, obj, *err);
+		return LFPI_NIL;
+	}
+	lfpi_released(pool, idx, how & LFPI_REL_DEFERRED);
 	return idx;
 }
 
@@ -253,18 +344,40 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
 /* Take up to n never-used slots: returns how many, the first in *first. */
 uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
-/* Make slot idx live (its generation odd): the caller owns the slot. */
-static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
+/*
+ * Give slot idx, just marked free, back to the pool the way lfp_free does
+ * (through the thread's cache unless LFP_F_NO_CACHE); or, if err < 0,
+ * count a refused release. Returns err.
+ */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
+/* Make slot idx live (its generation odd): the caller owns the slot.
+ * Returns the generation it had (0: never used). */
+static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
-
 	/*
 	 * A load and a store suffice: nobody else may change a free slot we
 	 * hold. Relaxed: the release that made it even happens-before our
 	 * taking it (through the stack or a cache), so we read that value.
 	 */
-	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+
+	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	return gen;
+}
+
+/* Hand slot idx, just taken, to the caller: make it live, let the debug
+ * tools see it, run on_alloc. */
+static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
+{
+	void *obj = lfpi_obj(pool, idx);
+	uint32_t gen = lfpi_mark_live(pool, idx);
+
+	if (LFPI_UNLIKELY(pool->debug))
+		lfpi_debug_alloc(pool, idx, gen == 0);
+	if (LFPI_UNLIKELY(pool->on_alloc))
+		pool->on_alloc(obj, pool->hook_arg);
+	return obj;
 }
 
 /* cache.c: per-thread magazines. */
@@ -400,9 +513,8 @@ static inline void *lfpi_cache_alloc(struct lfp_cache *c)
 	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
 	lfpi_cache_leave(c);
-	lfpi_mark_live(pool, idx);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_obj(pool, idx);
+	return lfpi_hand_out(pool, idx);
 }
 
 /* Put slot idx, already marked free, into the cache. */
@@ -426,7 +538,8 @@ static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 {
 	int err = 0;
 	uint32_t idx = lfpi_release_slot(c->pool, obj, &err,
-					 c->pool->flags & LFP_F_STRICT);
+					 c->pool->flags & LFP_F_STRICT
+						 ? LFPI_REL_STRICT : 0);
 
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		lfpi_cache_count(&c->ctr.rejected_frees, 1);
@@ -436,6 +549,21 @@ static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 	return 0;
 }
 
+/* grow.c: exhaustion policies, growth, reserve, trim. */
+
+/*
+ * An allocation found the pool exhausted (after stealing). Apply the
+ * pool's policy: returns true if the allocation should try again.
+ * *attempt counts reclaim calls for this allocation.
+ */
+bool lfpi_exhausted(struct lfp_pool *pool, uint32_t *attempt);
+
+/* rcu.c: deferred release. */
+
+struct lfpi_rcu_slot;
+/* At lfp_destroy: wait for pending deferred releases, unmap the table. */
+void lfpi_rcu_destroy(struct lfp_pool *pool);
+
 /* debug.c: consistency checks for tests and the stress harness. */
 
 struct lfpi_census {
@@ -443,6 +571,7 @@ struct lfpi_census {
 	uint64_t listed; /* slots on the shared free stack */
 	uint64_t cached; /* slots parked in caches */
 	uint64_t fresh;  /* slots never handed out */
+	uint64_t deferred; /* free, waiting for an RCU grace period */
 };
 
 /*

@@ -45,10 +45,31 @@ run_variant() {
 	fi
 }
 
+# Install the normal build into its scratch prefix and build a program
+# against it the way a user would: through pkg-config.
+check_install() {
+	dir=$1
+	prefix=$top/$dir/inst
+	echo "== $dir: make install and build a program with pkg-config"
+	make -C "$dir" install >"$dir/install.out" 2>&1 || {
+		cat "$dir/install.out" >&2
+		exit 1
+	}
+	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+	export PKG_CONFIG_PATH
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Werror -o "$dir/installed" tests/installed.c \
+		$(pkg-config --cflags --libs lfpool)
+	LD_LIBRARY_PATH=$prefix/lib "$dir/installed"
+}
+
 variants=${*:-normal thread address}
 for v in $variants; do
 	case $v in
-	normal) run_variant build-check ;;
+	normal)
+		run_variant build-check --prefix="$top/build-check/inst"
+		check_install build-check
+		;;
 	thread) run_variant build-tsan CC=clang --enable-sanitizer=thread ;;
 	address) run_variant build-asan CC=clang --enable-sanitizer=address ;;
 	*) echo "tests/all.sh: unknown variant '$v'" >&2; exit 2 ;;
