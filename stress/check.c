@@ -193,10 +193,10 @@ static int check_stats(struct stress_run *r, const struct stress_tally *t)
 	struct lfp_stats s;
 
 	lfp_stats(r->pool, &s);
-	if (s.free + s.cached + s.live != s.capacity ||
+	if (s.free + s.cached + s.live + s.deferred != s.capacity ||
 	    s.capacity != r->o->capacity || s.allocs != s.frees + s.live)
 		goto bad;
-	if (s.live || s.cached || s.allocs != t->allocs ||
+	if (s.live || s.cached || s.deferred || s.allocs != t->allocs ||
 	    s.frees != t->frees || s.rejected_frees != t->refused)
 		goto bad;
 	return 0;
@@ -205,10 +205,11 @@ bad:
 		r, "at the end, with every thread joined and every cache "
 		"gone, the pool's stats disagree: capacity %" PRIu64
 		", free %" PRIu64 ", cached %" PRIu64 ", live %" PRIu64
-		", allocs %" PRIu64 " (harness %" PRIu64 "), frees %" PRIu64
-		" (harness %" PRIu64 "), rejected frees %" PRIu64
-		" (harness %" PRIu64 ")",
-		s.capacity, s.free, s.cached, s.live, s.allocs, t->allocs,
+		", deferred %" PRIu64 ", allocs %" PRIu64 " (harness %" PRIu64
+		"), frees %" PRIu64 " (harness %" PRIu64 "), rejected frees %"
+		PRIu64 " (harness %" PRIu64 ")",
+		s.capacity, s.free, s.cached, s.live, s.deferred, s.allocs,
+		t->allocs,
 		s.frees, t->frees, s.rejected_frees, t->refused);
 	return -1;
 }
@@ -227,11 +228,12 @@ int stress_final_checks(struct stress_run *r, const struct stress_tally *t)
 				 "%s", err, msg);
 		return -1;
 	}
-	if (census.live || census.cached) {
-		stress_violation(r, "audit: %" PRIu64 " slots live and %" PRIu64
-				 " cached at the end, though every object was "
-				 "released and every cache is gone",
-				 census.live, census.cached);
+	if (census.live || census.cached || census.deferred) {
+		stress_violation(r, "audit: %" PRIu64 " slots live, %" PRIu64
+				 " cached and %" PRIu64 " deferred at the end, "
+				 "though every object was released and every "
+				 "cache is gone",
+				 census.live, census.cached, census.deferred);
 		return -1;
 	}
 	return 0;

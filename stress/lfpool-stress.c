@@ -166,13 +166,15 @@ static void sup_check_stats(struct stress_run *r)
 	struct lfp_stats s;
 
 	lfp_stats(r->pool, &s);
-	if (s.free + s.cached + s.live != s.capacity || s.live > s.capacity)
+	if (s.free + s.cached + s.live + s.deferred != s.capacity ||
+	    s.live > s.capacity)
 		stress_violation(r, "while running, lfp_stats does not add "
-				 "up: free %llu + cached %llu + live %llu, "
-				 "capacity %llu",
+				 "up: free %llu + cached %llu + live %llu + "
+				 "deferred %llu, capacity %llu",
 				 (unsigned long long)s.free,
 				 (unsigned long long)s.cached,
 				 (unsigned long long)s.live,
+				 (unsigned long long)s.deferred,
 				 (unsigned long long)s.capacity);
 }
 
