@@ -19,6 +19,7 @@
 
 #define CHECK_LIVE UINT32_C(0x4556494c) /* "LIVE" */
 #define CHECK_DEAD UINT32_C(0x44414544) /* "DEAD" */
+#define CHECK_CTOR UINT32_C(0x524f5443) /* "CTOR" */
 #define CHECK_PRINTED 8                 /* violations printed at most */
 
 /* The first 24 bytes of a live object. */
@@ -64,6 +65,24 @@ static uint64_t check_fill(const struct stress_mark *m, size_t i)
 	return x ^ x >> 31;
 }
 
+/* With --hooks, a slot's first handout carries the ctor's mark. */
+static bool check_first(struct stress_run *r, uint32_t tid, void *obj,
+			uint32_t idx, const char *op)
+{
+	uint32_t magic;
+
+	/* Relaxed: the owner word already made this thread the only one. */
+	if (!r->o->hooks || atomic_exchange_explicit(&r->touched[idx], 1,
+						     memory_order_relaxed))
+		return true;
+	memcpy(&magic, obj, sizeof(magic));
+	if (magic == CHECK_CTOR)
+		return true;
+	return stress_violation(r, "slot %u: its first handout, by %s to "
+				"thread %u, does not carry the ctor's mark "
+				"(%#" PRIx32 ")", idx, op, tid, magic);
+}
+
 bool stress_claim(struct stress_run *r, uint32_t tid, void *obj,
 		  const char *op, uint32_t *slot)
 {
@@ -81,7 +100,7 @@ bool stress_claim(struct stress_run *r, uint32_t tid, void *obj,
 					"thread %u while thread %u holds it",
 					idx, op, tid, prev);
 	*slot = idx;
-	return true;
+	return check_first(r, tid, obj, idx, op);
 }
 
 bool stress_take_over(struct stress_run *r, const struct stress_parcel *p,
@@ -173,7 +192,7 @@ bool stress_unclaim(struct stress_run *r, const struct stress_held *e,
 /* After the run: every owner word is back to 0. */
 static int check_owners(struct stress_run *r)
 {
-	for (uint32_t i = 0; i < r->o->capacity; i++) {
+	for (uint32_t i = 0; i < r->slots; i++) {
 		uint32_t tid = atomic_load_explicit(&r->owner[i],
 						    memory_order_relaxed);
 
@@ -194,7 +213,8 @@ static int check_stats(struct stress_run *r, const struct stress_tally *t)
 
 	lfp_stats(r->pool, &s);
 	if (s.free + s.cached + s.live + s.deferred != s.capacity ||
-	    s.capacity != r->o->capacity || s.allocs != s.frees + s.live)
+	    s.capacity < r->o->capacity || s.capacity > r->slots ||
+	    s.allocs != s.frees + s.live)
 		goto bad;
 	if (s.live || s.cached || s.deferred || s.allocs != t->allocs ||
 	    s.frees != t->frees || s.rejected_frees != t->refused)
@@ -214,13 +234,98 @@ bad:
 	return -1;
 }
 
+/*
+ * The pool's hooks (--hooks): each must run exactly once per event, in the
+ * thread of the call, on the right object. Counts go to the calling life's
+ * tally; a hook outside any life (say, in a thread's exit) is a stray.
+ */
+static _Thread_local struct stress_tally *check_hook_tally;
+
+void stress_hooks_bind(struct stress_tally *t)
+{
+	check_hook_tally = t;
+}
+
+static void check_hook_stray(struct stress_run *r)
+{
+	/* Relaxed: a count, read after every thread is joined. */
+	atomic_fetch_add_explicit(&r->hook_strays, 1, memory_order_relaxed);
+}
+
+static void check_ctor(void *obj, void *arg)
+{
+	struct stress_run *r = arg;
+	uint32_t magic = CHECK_CTOR;
+
+	memcpy(obj, &magic, sizeof(magic));
+	/* Relaxed: a count, read after every thread is joined. */
+	atomic_fetch_add_explicit(&r->hook_ctors, 1, memory_order_relaxed);
+}
+
+static void check_on_alloc(void *obj, void *arg)
+{
+	(void)obj;
+	if (check_hook_tally)
+		check_hook_tally->hook_allocs++;
+	else
+		check_hook_stray(arg);
+}
+
+/* The object is still ours: it must carry the mark stress_unclaim left. */
+static void check_on_free(void *obj, void *arg)
+{
+	struct stress_run *r = arg;
+	uint32_t magic;
+
+	memcpy(&magic, obj, sizeof(magic));
+	if (magic != CHECK_DEAD)
+		stress_violation(r, "on_free ran on slot %u, which does not "
+				 "carry the mark of its release (%#" PRIx32
+				 ")", lfp_index_of(r->pool, obj), magic);
+	if (check_hook_tally)
+		check_hook_tally->hook_frees++;
+	else
+		check_hook_stray(r);
+}
+
+void stress_hooks(struct stress_run *r, struct lfp_config *cfg)
+{
+	cfg->ctor = check_ctor;
+	cfg->on_alloc = check_on_alloc;
+	cfg->on_free = check_on_free;
+	cfg->hook_arg = r;
+}
+
+static int check_hook_counts(struct stress_run *r, const struct stress_tally *t)
+{
+	/* Relaxed: every thread has been joined. */
+	uint64_t ctors = atomic_load_explicit(&r->hook_ctors,
+					      memory_order_relaxed);
+	uint64_t strays = atomic_load_explicit(&r->hook_strays,
+					       memory_order_relaxed);
+	struct lfp_stats s;
+
+	lfp_stats(r->pool, &s);
+	if (!r->o->hooks || (t->hook_allocs == t->allocs &&
+			     t->hook_frees == t->frees && !strays &&
+			     ctors == s.high_water))
+		return 0;
+	stress_violation(r, "hooks: on_alloc ran %" PRIu64 " times for %"
+			 PRIu64 " allocations, on_free %" PRIu64 " times for %"
+			 PRIu64 " releases, %" PRIu64 " ran outside any "
+			 "call; ctor ran %" PRIu64 " times for %" PRIu64
+			 " slots handed out", t->hook_allocs, t->allocs,
+			 t->hook_frees, t->frees, strays, ctors, s.high_water);
+	return -1;
+}
+
 int stress_final_checks(struct stress_run *r, const struct stress_tally *t)
 {
 	struct lfpi_census census;
 	char msg[STRESS_MSG - 64] = "";
 	int err;
 
-	if (check_owners(r) || check_stats(r, t))
+	if (check_owners(r) || check_stats(r, t) || check_hook_counts(r, t))
 		return -1;
 	err = lfpi_audit(r->pool, &census, msg, sizeof(msg));
 	if (err) {

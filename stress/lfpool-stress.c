@@ -60,6 +60,14 @@ static int run_pool(struct stress_run *r)
 	if (stress_mode_enabled(o, STRESS_POOL))
 		cfg.flags |= LFP_F_NO_CACHE;
 #endif
+	cfg.flags |= (o->strict ? LFP_F_STRICT : 0) |
+		     (o->poison ? LFP_F_POISON : 0);
+	if (o->grow) {
+		cfg.exhaust = LFP_EXHAUST_GROW;
+		cfg.max_capacity = o->grow;
+	}
+	if (o->hooks)
+		stress_hooks(r, &cfg);
 	if ((err = lfp_create(&cfg, &r->pool)))
 		fprintf(stderr, "lfpool-stress: lfp_create: %s\n",
 			strerror(-err));
@@ -101,17 +109,23 @@ static int run_setup(struct stress_run *r, const struct stress_opts *o)
 	atomic_init(&r->next_tid, 1);
 	atomic_init(&r->exits, 0);
 	atomic_init(&r->quiet, 0);
+	atomic_init(&r->hook_ctors, 0);
+	atomic_init(&r->hook_strays, 0);
 	atomic_init(&r->violations, 0);
 	atomic_init(&r->have_msg, false);
 	if (run_pool(r))
 		return -1;
-	r->owner = malloc(o->capacity * sizeof(*r->owner));
-	if (!r->owner || run_workers(r)) {
+	r->slots = o->grow > o->capacity ? o->grow : o->capacity;
+	r->owner = malloc(r->slots * sizeof(*r->owner));
+	r->touched = malloc(r->slots * sizeof(*r->touched));
+	if (!r->owner || !r->touched || run_workers(r)) {
 		fputs("lfpool-stress: out of memory\n", stderr);
 		return -1;
 	}
-	for (uint32_t i = 0; i < o->capacity; i++)
+	for (uint32_t i = 0; i < r->slots; i++) {
 		atomic_init(&r->owner[i], 0);
+		atomic_init(&r->touched[i], 0);
+	}
 	return 0;
 }
 
@@ -123,6 +137,7 @@ static void run_teardown(struct stress_run *r)
 	}
 	free(r->w);
 	free(r->owner);
+	free(r->touched);
 	lfp_destroy(r->pool);
 }
 
@@ -269,6 +284,8 @@ static void run_sum(const struct stress_run *r, struct stress_tally *t)
 		t->handoffs += w->handoffs;
 		t->refused += w->refused;
 		t->lives += w->lives;
+		t->hook_allocs += w->hook_allocs;
+		t->hook_frees += w->hook_frees;
 		for (int m = 0; m < STRESS_NMODES; m++)
 			t->by_mode[m] += w->by_mode[m];
 	}

@@ -48,6 +48,12 @@ static void opt_usage(FILE *f)
 "                      2000)\n"
 "      --cache-size N  lfp_config.cache_size (default 0: the pool's own)\n"
 "      --batch-size N  lfp_config.batch_size (default 0: the pool's own)\n"
+"      --grow N        let the pool grow (LFP_EXHAUST_GROW) from --capacity\n"
+"                      up to N objects\n"
+"      --strict        create the pool with LFP_F_STRICT\n"
+"      --poison        create the pool with LFP_F_POISON\n"
+"      --hooks         give the pool a ctor, on_alloc and on_free, and check\n"
+"                      that each runs once per event on the right object\n"
 "      --json          print one JSON object instead of the summary\n"
 "      --progress      a progress line on stderr, refreshed each second\n"
 "      --no-progress   none (default: only if stderr is a terminal)\n"
@@ -276,8 +282,9 @@ static void opt_list_modes(void)
 }
 
 enum {
-	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_JSON,
-	OPT_PROGRESS, OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST
+	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_GROW,
+	OPT_STRICT, OPT_POISON, OPT_HOOKS, OPT_JSON, OPT_PROGRESS,
+	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST
 };
 
 static const struct option opt_long[] = {
@@ -292,6 +299,10 @@ static const struct option opt_long[] = {
 	{ "life", required_argument, NULL, OPT_LIFE },
 	{ "cache-size", required_argument, NULL, OPT_CACHE },
 	{ "batch-size", required_argument, NULL, OPT_BATCH },
+	{ "grow", required_argument, NULL, OPT_GROW },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "poison", no_argument, NULL, OPT_POISON },
+	{ "hooks", no_argument, NULL, OPT_HOOKS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -338,6 +349,26 @@ static int opt_stall(struct stress_opts *o, const char *a)
 	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
 }
 
+/* The options that say how to make the pool; -ENOENT for any other. */
+static int opt_pool(struct stress_opts *o, int c, const char *a)
+{
+	switch (c) {
+	case OPT_GROW:
+		return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "growth limit",
+			       &o->grow);
+	case OPT_STRICT:
+		o->strict = true;
+		return 0;
+	case OPT_POISON:
+		o->poison = true;
+		return 0;
+	case OPT_HOOKS:
+		o->hooks = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* The options that shape the run; -ENOENT for any other. */
 static int opt_shape(struct stress_opts *o, int c, const char *a)
 {
@@ -367,7 +398,7 @@ static int opt_shape(struct stress_opts *o, int c, const char *a)
 	case OPT_BATCH:
 		return opt_u32(a, 0, UINT32_MAX, "batch size", &o->batch_size);
 	}
-	return -ENOENT;
+	return opt_pool(o, c, a);
 }
 
 /* What to print and when to fail; 1 means "done, exit 0" (help, list). */
@@ -416,6 +447,10 @@ int stress_parse(int argc, char **argv, struct stress_opts *o)
 		return opt_bad("argument", argv[optind]);
 	if (!o->ops && !o->duration)
 		o->ops = 100000;
+	if (o->grow && o->grow < o->capacity) {
+		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
+		return -EINVAL;
+	}
 	if (o->json && !progress_set)
 		o->progress = false;
 	opt_mix_text(o);

@@ -57,11 +57,12 @@ static double report_rate(uint64_t n, double s)
 
 static void report_text_stats(const struct lfp_stats *s)
 {
-	printf("  pool stats: allocs %" PRIu64 ", frees %" PRIu64
+	printf("  pool stats: capacity %" PRIu64 " (grew %" PRIu64 " times), "
+	       "allocs %" PRIu64 ", frees %" PRIu64
 	       ", failed allocs %" PRIu64 ", rejected frees %" PRIu64
 	       ", cas retries %" PRIu64 ", high water %" PRIu64 "\n",
-	       s->allocs, s->frees, s->failed_allocs, s->rejected_frees,
-	       s->cas_retries, s->high_water);
+	       s->capacity, s->grown, s->allocs, s->frees, s->failed_allocs,
+	       s->rejected_frees, s->cas_retries, s->high_water);
 #if STRESS_HAVE_CACHES
 	printf("  cache stats: hits %" PRIu64 ", refills %" PRIu64
 	       ", flushes %" PRIu64 ", steals %" PRIu64 "\n",
@@ -96,6 +97,10 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 	printf("  %u threads, mix %s, seed %" PRIu64 ", capacity %" PRIu32
 	       ", %" PRIu32 " B objects, hold %" PRIu32 "\n",
 	       o->threads, o->mix, o->seed, o->capacity, o->obj_size, o->hold);
+	if (o->strict || o->poison || o->hooks || o->grow)
+		printf("  pool made with:%s%s%s, growing to %" PRIu32 "\n",
+		       o->strict ? " strict" : "", o->poison ? " poison" : "",
+		       o->hooks ? " hooks" : "", o->grow ? o->grow : o->capacity);
 	printf("  %" PRIu64 " operations in %.3f s: %.0f ops/s\n", t->ops,
 	       secs, report_rate(t->ops, secs));
 	printf("  objects: %" PRIu64 " allocated, %" PRIu64 " released, %"
@@ -137,10 +142,11 @@ static void report_json_stats(const struct lfp_stats *s)
 	       ",\"cached\":%" PRIu64 ",\"free\":%" PRIu64
 	       ",\"high_water\":%" PRIu64 ",\"allocs\":%" PRIu64
 	       ",\"frees\":%" PRIu64 ",\"failed_allocs\":%" PRIu64
-	       ",\"rejected_frees\":%" PRIu64 ",\"cas_retries\":%" PRIu64,
+	       ",\"rejected_frees\":%" PRIu64 ",\"cas_retries\":%" PRIu64
+	       ",\"deferred\":%" PRIu64 ",\"grown\":%" PRIu64,
 	       s->capacity, s->live, s->cached, s->free, s->high_water,
 	       s->allocs, s->frees, s->failed_allocs, s->rejected_frees,
-	       s->cas_retries);
+	       s->cas_retries, s->deferred, s->grown);
 #if STRESS_HAVE_CACHES
 	printf(",\"cache_hits\":%" PRIu64 ",\"refills\":%" PRIu64
 	       ",\"flushes\":%" PRIu64 ",\"steals\":%" PRIu64,
@@ -156,6 +162,9 @@ static void report_json_run(const struct stress_run *r,
 
 	printf(",\"threads\":%u,\"mix\":", o->threads);
 	report_json_str(o->mix);
+	printf(",\"strict\":%s,\"poison\":%s,\"hooks\":%s,\"grow\":%" PRIu32,
+	       o->strict ? "true" : "false", o->poison ? "true" : "false",
+	       o->hooks ? "true" : "false", o->grow);
 	printf(",\"seed\":%" PRIu64 ",\"capacity\":%" PRIu32
 	       ",\"obj_size\":%" PRIu32 ",\"hold\":%" PRIu32
 	       ",\"ops_per_thread\":%" PRIu64 ",\"duration_s\":%g"

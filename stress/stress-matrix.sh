@@ -6,8 +6,9 @@
 #   STRESS_OPS      operations per thread in the short matrix (default 30000)
 #   STRESS_TIME     time per run in the long matrix (default 20s)
 #   STRESS          the harness (default: ./lfpool-stress)
-# A mix written mix@N runs on a pool of N objects, where exhaustion is
-# frequent; the others use 1024.
+# An entry is mix[@N][+option...]: @N runs on a pool of N objects, where
+# exhaustion is frequent (the others use 1024); each +option is passed as
+# --option (+grow=4096 as --grow=4096).
 set -u
 
 stress=${STRESS:-./lfpool-stress}
@@ -17,8 +18,8 @@ modes=$("$stress" --list-modes) || exit 99
 
 case " $modes " in
 *" cache "*)
-	short="pool,handoff,exit,bad all all@32"
-	long="pool cache explicit bulk cache,handoff cache,exit all pool,handoff,exit,bad@32 all@32" ;;
+	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks"
+	long="pool cache explicit bulk cache,handoff cache,exit all all+poison+strict+hooks pool,handoff,exit,bad@32 all@32 all@32+grow=65536+hooks" ;;
 *)
 	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32"
 	long="pool pool,handoff pool,exit pool,bad pool,handoff,exit,bad@32" ;;
@@ -39,16 +40,18 @@ field() {
 runs=0 failed=0 total_ops=0 total_checks=0 start=$(date +%s)
 for t in $threads; do
 	for m in $mixes; do
-		mix=${m%@*} cap=1024
+		opts=
+		case $m in *+*) opts=--$(echo "${m#*+}" | sed 's/+/ --/g') ;; esac
+		m=${m%%+*} mix=${m%@*} cap=1024
 		case $m in *@*) cap=${m#*@} ;; esac
 		runs=$((runs + 1))
 		# shellcheck disable=SC2086
 		"$stress" --json --no-progress --threads "$t" --mix "$mix" \
-			--capacity "$cap" --seed "$runs" $limit >"$out" 2>"$err"
+			--capacity "$cap" --seed "$runs" $limit $opts >"$out" 2>"$err"
 		rc=$?
 		ops=$(field ops) checks=$(field checks)
-		line=$(printf '%2s threads  %-32s %11s ops in %7s s %11s ops/s' \
-			"$t" "$mix cap $cap" "${ops:-?}" "$(field elapsed_s)" \
+		line=$(printf '%2s threads  %-48s %11s ops in %7s s %11s ops/s' \
+			"$t" "$mix cap $cap $opts" "${ops:-?}" "$(field elapsed_s)" \
 			"$(field ops_per_s)")
 		if [ "$matrix" = long ] && [ -n "$(field warm)" ]; then
 			line="$line  rss KiB start $(($(field start) >> 10))"

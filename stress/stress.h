@@ -75,6 +75,10 @@ struct stress_opts {
 	uint32_t cache_size; /* lfp_config.cache_size, 0 = default */
 	uint32_t batch_size; /* lfp_config.batch_size, 0 = default */
 	uint32_t life;       /* mean operations per thread life with exit */
+	uint32_t grow;       /* max_capacity of a growing pool; 0 = fixed */
+	bool strict;         /* LFP_F_STRICT */
+	bool poison;         /* LFP_F_POISON */
+	bool hooks;          /* count and check ctor, on_alloc, on_free */
 	unsigned weight[STRESS_NMODES];
 	char mix[160]; /* the mix, spelled out */
 	bool json;
@@ -124,6 +128,8 @@ struct stress_tally {
 	uint64_t handoffs;  /* objects sent to another thread */
 	uint64_t refused;   /* bad releases refused, as they must be */
 	uint64_t lives;     /* threads that ran as this worker */
+	uint64_t hook_allocs; /* on_alloc calls seen by this worker */
+	uint64_t hook_frees;  /* on_free calls seen by this worker */
 	uint64_t by_mode[STRESS_NMODES]; /* operations by mode */
 };
 
@@ -163,8 +169,11 @@ enum stress_stop { STRESS_GO, STRESS_STOP, STRESS_ABORT };
 struct stress_run {
 	const struct stress_opts *o;
 	struct lfp_pool *pool;
+	uint32_t slots; /* the most slots the pool can have */
 	/* One owner word per slot: the id of the thread holding it, or 0. */
 	_Atomic uint32_t *owner;
+	/* Per slot: whether it was ever handed out (the ctor's check). */
+	_Atomic uint8_t *touched;
 	struct stress_worker *w;
 	/* Cumulative weights of the allocation and release choices. */
 	unsigned alloc_cum[STRESS_NMODES], release_cum[STRESS_NMODES];
@@ -177,6 +186,8 @@ struct stress_run {
 	alignas(STRESS_CACHELINE) _Atomic uint32_t next_tid;
 	_Atomic uint64_t exits; /* lives that retired */
 	_Atomic unsigned quiet; /* workers that will send nothing more */
+	_Atomic uint64_t hook_ctors;
+	_Atomic uint64_t hook_strays; /* hooks run outside any life */
 	_Atomic unsigned violations;
 	_Atomic bool have_msg; /* violation[] holds the first one */
 	char violation[STRESS_MSG];
@@ -203,6 +214,8 @@ bool stress_verify(struct stress_run *r, const struct stress_held *h,
 bool stress_unclaim(struct stress_run *r, const struct stress_held *h,
 		    uint32_t holder, const char *op);
 int stress_final_checks(struct stress_run *r, const struct stress_tally *t);
+void stress_hooks(struct stress_run *r, struct lfp_config *cfg);
+void stress_hooks_bind(struct stress_tally *t);
 
 /* worker.c */
 int stress_spawn(struct stress_worker *w);

@@ -517,6 +517,7 @@ static void life_begin(struct life *l, struct stress_worker *w)
 	l->handoff = w->run->release_cum[STRESS_HANDOFF] !=
 		     w->run->release_cum[STRESS_BULK];
 	l->t.lives = 1;
+	stress_hooks_bind(&l->t);
 }
 
 static void life_end(struct life *l, uint64_t ops0)
@@ -533,6 +534,9 @@ static void life_end(struct life *l, uint64_t ops0)
 	t->handoffs += l->t.handoffs;
 	t->refused += l->t.refused;
 	t->lives += l->t.lives;
+	t->hook_allocs += l->t.hook_allocs;
+	t->hook_frees += l->t.hook_frees;
+	stress_hooks_bind(NULL);
 	for (int m = 0; m < STRESS_NMODES; m++)
 		t->by_mode[m] += l->t.by_mode[m];
 	life_publish(l);
