@@ -1,0 +1,444 @@
+/*
+ * The report: medians, ratios between medians of the same run, the targets
+ * lfpool's caches are held to, as markdown (results.md); every repetition
+ * (raw.tsv); and one data file per workload for plot.gp.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int report_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of field (0: Mops/s, 1: ns/op) over the repetitions, or NAN. */
+static double report_median(const struct bench_cell *c, int field)
+{
+	double v[BENCH_MAX_REPS];
+
+	if (!c->n)
+		return NAN;
+	for (unsigned i = 0; i < c->n; i++)
+		v[i] = field ? c->r[i].cpu_ns : c->r[i].mops;
+	qsort(v, c->n, sizeof(v[0]), report_cmp);
+	return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+}
+
+/* (max - min) / median of the throughputs. */
+static double report_spread(const struct bench_cell *c)
+{
+	double lo = INFINITY, hi = 0, med = report_median(c, 0);
+
+	for (unsigned i = 0; i < c->n; i++) {
+		lo = fmin(lo, c->r[i].mops);
+		hi = fmax(hi, c->r[i].mops);
+	}
+	return c->n > 1 ? (hi - lo) / med : NAN;
+}
+
+static int report_find(const struct bench_table *t, const char *name)
+{
+	for (int i = 0; i < BENCH_NCT; i++)
+		if (!strcmp(t->ct[i]->name, name))
+			return i;
+	return -1;
+}
+
+static double report_mops(const struct bench_table *t, int ci,
+			  enum bench_workload wl, unsigned ti)
+{
+	return ci < 0 ? NAN : report_median(&t->cell[ci][wl][ti], 0);
+}
+
+static void report_num(FILE *f, double v, const char *fmt)
+{
+	if (isnan(v))
+		fputs(" | –", f);
+	else {
+		fputs(" | ", f);
+		fprintf(f, fmt, v);
+	}
+}
+
+static void report_head(FILE *f, const struct bench_table *t,
+			const char *a, const char *b)
+{
+	fputs("| contender", f);
+	for (unsigned i = 0; i < t->ntc; i++)
+		fprintf(f, " | %s %uT", a, t->threads[i]);
+	for (unsigned i = 0; i < t->ntc; i++)
+		fprintf(f, " | %s %uT", b, t->threads[i]);
+	fputs(" |\n|---", f);
+	for (unsigned i = 0; i < 2 * t->ntc; i++)
+		fputs("|---:", f);
+	fputs("|\n", f);
+}
+
+static bool report_has_row(const struct bench_table *t, int ci,
+			   enum bench_workload wl)
+{
+	for (unsigned ti = 0; ti < t->ntc; ti++)
+		if (t->cell[ci][wl][ti].n || t->cell[ci][wl][ti].bad)
+			return true;
+	return false;
+}
+
+static void report_workload(FILE *f, const struct bench_table *t,
+			    enum bench_workload wl)
+{
+	int local = report_find(t, "local"), glibc = report_find(t, "glibc");
+	double worst = 0;
+	const char *worst_ct = "";
+	unsigned worst_t = 0;
+
+	fprintf(f, "\n### %s: %s\n\nThroughput (Mops/s, higher is better) "
+		   "and CPU time per operation (ns, lower is better):\n\n",
+		bench_wl_name[wl], bench_wl_label[wl]);
+	report_head(f, t, "Mops/s", "ns/op");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		if (!report_has_row(t, ci, wl))
+			continue;
+		fprintf(f, "| %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_mops(t, ci, wl, ti), "%.1f");
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_median(&t->cell[ci][wl][ti], 1),
+				   "%.1f");
+		fputs(" |\n", f);
+		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			double s = report_spread(&t->cell[ci][wl][ti]);
+
+			if (!isnan(s) && s > worst) {
+				worst = s;
+				worst_ct = t->ct[ci]->name;
+				worst_t = t->threads[ti];
+			}
+		}
+	}
+	fprintf(f, "\nThroughput as a multiple of the thread-local array's "
+		   "and of glibc's:\n\n");
+	report_head(f, t, "×local", "×glibc");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		if (!report_has_row(t, ci, wl))
+			continue;
+		fprintf(f, "| %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_mops(t, ci, wl, ti) /
+					      report_mops(t, local, wl, ti),
+				   "%.2f");
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_mops(t, ci, wl, ti) /
+					      report_mops(t, glibc, wl, ti),
+				   "%.2f");
+		fputs(" |\n", f);
+	}
+	if (worst > 0)
+		fprintf(f, "\nLargest spread between repetitions: %.0f%% of the "
+			   "median (%s, %u threads).\n",
+			worst * 100, worst_ct, worst_t);
+}
+
+/* targets */
+
+enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING };
+
+struct report_target {
+	enum report_kind kind;
+	const char *ct;
+	double need;
+	const char *text;
+};
+
+static const struct report_target report_targets[] = {
+	{ VS_LOCAL, "lfp_explicit", 0.8,
+	  "explicit cache >= 0.8x the thread-local array" },
+	{ VS_LOCAL, "lfp_implicit", 0.7,
+	  "implicit cache >= 0.7x the thread-local array" },
+	{ VS_PEERS, "lfp_explicit", 1.3,
+	  "explicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc" },
+	{ VS_PEERS, "lfp_implicit", 1.3,
+	  "implicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc" },
+	{ VS_MIMALLOC, "lfp_explicit", 1.5, "explicit cache >= 1.5x mimalloc" },
+	{ VS_MIMALLOC, "lfp_implicit", 1.5, "implicit cache >= 1.5x mimalloc" },
+	{ SCALING, "lfp_explicit", 0.9,
+	  "explicit cache: 8 threads >= 0.9x 2 threads" },
+	{ SCALING, "lfp_implicit", 0.9,
+	  "implicit cache: 8 threads >= 0.9x 2 threads" },
+};
+
+static bool report_target_wl(enum report_kind k, enum bench_workload wl)
+{
+	if (k == VS_MIMALLOC)
+		return wl == WL_HANDOFF;
+	if (k == SCALING)
+		return true;
+	return wl == WL_PAIR || wl == WL_BURST_LIFO || wl == WL_BURST_SHUF ||
+	       wl == WL_CHURN;
+}
+
+static int report_tindex(const struct bench_table *t, unsigned threads)
+{
+	for (unsigned i = 0; i < t->ntc; i++)
+		if (t->threads[i] == threads)
+			return (int)i;
+	return -1;
+}
+
+/* The ratio a target looks at, for one thread count (NAN if unknown). */
+static double report_ratio(const struct bench_table *t, enum report_kind k,
+			   int ci, enum bench_workload wl, unsigned ti)
+{
+	double me = report_mops(t, ci, wl, ti), best = NAN;
+	int two = report_tindex(t, 2), eight = report_tindex(t, 8);
+
+	switch (k) {
+	case VS_LOCAL:
+		return me / report_mops(t, report_find(t, "local"), wl, ti);
+	case VS_PEERS:
+		best = fmax(report_mops(t, report_find(t, "mimalloc"), wl, ti),
+			    report_mops(t, report_find(t, "jemalloc"), wl, ti));
+		best = fmax(best, report_mops(t, report_find(t, "tcmalloc"),
+					      wl, ti));
+		return me / best;
+	case VS_MIMALLOC:
+		return me / report_mops(t, report_find(t, "mimalloc"), wl, ti);
+	case SCALING:
+		if (two < 0 || eight < 0 || ti != (unsigned)eight)
+			return NAN;
+		return me / report_mops(t, ci, wl, (unsigned)two);
+	}
+	return NAN;
+}
+
+/* One row: the worst ratio over the thread counts of one workload. */
+static int report_target_row(FILE *f, const struct bench_table *t,
+			     const struct report_target *g, int ci,
+			     enum bench_workload wl)
+{
+	double worst = INFINITY;
+	unsigned at = 0;
+	bool met;
+
+	for (unsigned ti = 0; ti < t->ntc; ti++) {
+		double r = report_ratio(t, g->kind, ci, wl, ti);
+
+		if (!isnan(r) && r < worst) {
+			worst = r;
+			at = t->threads[ti];
+		}
+	}
+	if (isinf(worst)) {
+		fprintf(f, "| %s | %s | – | – | not measured |\n", g->text,
+			bench_wl_name[wl]);
+		return 0;
+	}
+	met = worst >= g->need;
+	fprintf(f, "| %s | %s | %.2f at %uT | %.2f | %s |\n", g->text,
+		bench_wl_name[wl], worst, at, g->need,
+		met ? "met" : "**missed**");
+	return met ? 0 : 1;
+}
+
+static void report_targets_md(FILE *f, const struct bench_table *t)
+{
+	int bare = report_find(t, "lfp_bare"), missed = 0;
+	bool caches = t->avail[report_find(t, "lfp_explicit")] ||
+		      t->avail[report_find(t, "lfp_implicit")];
+
+	fprintf(f, "\n## Targets\n\nEach row is the worst ratio over the "
+		   "thread counts measured, from medians of this run.\n");
+	if (!caches)
+		fprintf(f, "\nThe per-thread caches are not in this build: "
+			   "the rows below measure the bare shared pool "
+			   "(lfp_bare) against the caches' targets, for "
+			   "information only.\n");
+	fprintf(f, "\n| target | workload | measured | needed | |\n"
+		   "|---|---|---:|---:|---|\n");
+	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
+	     i++) {
+		const struct report_target *g = &report_targets[i];
+		int ci = caches ? report_find(t, g->ct) : bare;
+
+		if (!caches && strcmp(g->ct, "lfp_explicit"))
+			continue; /* one set of rows for the bare pool */
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			if (report_target_wl(g->kind, wl) && t->wl_on[wl])
+				missed += report_target_row(f, t, g, ci, wl);
+	}
+	fprintf(f, "\n%d target rows missed.\n", missed);
+}
+
+static void report_contenders(FILE *f, const struct bench_table *t)
+{
+	fprintf(f, "\n## Contenders\n\n| row | what it is | status |\n"
+		   "|---|---|---|\n");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		unsigned bad = 0;
+
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			for (unsigned ti = 0; ti < t->ntc; ti++)
+				bad += t->cell[ci][wl][ti].bad;
+		fprintf(f, "| %s | %s", t->ct[ci]->name, t->ct[ci]->label);
+		if (!t->avail[ci])
+			fprintf(f, " | not run: %s |\n", t->why[ci]);
+		else if (t->preload[ci])
+			fprintf(f, " | LD_PRELOAD=%s%s |\n", t->preload[ci],
+				bad ? ", some runs failed" : "");
+		else
+			fprintf(f, " | %s |\n", bad ? "some runs failed" : "ran");
+	}
+}
+
+static void report_header(FILE *f, const struct bench_table *t)
+{
+	fprintf(f,
+		"# lfpool benchmark results\n\n"
+		"- Date: %s\n"
+		"- Machine: %s, %ld online CPUs; %s\n"
+		"- Load average before / after: %s / %s\n"
+		"- Each run: %d-byte objects, written in full on allocation; "
+		"%u ms warm-up, then a %u ms timed window\n"
+		"- Each number: the median of %u runs; within a repetition "
+		"the contenders take turns in a rotating order\n"
+		"- malloc in the driver process: %s\n"
+		"- Wall time of the whole measurement: %.0f s\n\n"
+		"An operation is one allocation and one release (handoff: one "
+		"object passed; particles: one particle spawned, aged and "
+		"released). Mops/s is wall-clock throughput of all threads. "
+		"ns/op is the CPU time of all workers in the window divided "
+		"by the operations; it leaves out time a worker spent waiting "
+		"for a core, so it is the steadier number on a shared "
+		"machine. Ratios are between medians of this run.\n",
+		t->date, t->cpu, t->ncpu, t->kernel, t->load_before,
+		t->load_after, BENCH_OBJ_SIZE, t->warm_ms, t->time_ms, t->reps,
+		t->malloc_origin, t->seconds);
+}
+
+static int report_md(const struct bench_table *t, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	report_header(f, t);
+	report_contenders(f, t);
+	fprintf(f, "\n## Workloads\n");
+	for (int wl = 0; wl < WL_COUNT; wl++)
+		if (t->wl_on[wl])
+			report_workload(f, t, wl);
+	report_targets_md(f, t);
+	return fclose(f);
+}
+
+static int report_raw(const struct bench_table *t, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "contender\tworkload\tthreads\trep\tmops\tcpu_ns_per_op\t"
+		   "mailbox_overflows\n");
+	for (int ci = 0; ci < BENCH_NCT; ci++)
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			for (unsigned ti = 0; ti < t->ntc; ti++) {
+				const struct bench_cell *c = &t->cell[ci][wl][ti];
+
+				for (unsigned r = 0; r < c->n; r++)
+					fprintf(f, "%s\t%s\t%u\t%u\t%.3f\t%.3f\t%llu\n",
+						t->ct[ci]->name, bench_wl_name[wl],
+						t->threads[ti], r, c->r[r].mops,
+						c->r[r].cpu_ns,
+						(unsigned long long)c->r[r].overflows);
+			}
+	return fclose(f);
+}
+
+/*
+ * Columns with data, and the line style of each: a contender keeps its
+ * colour in every panel (plot.gp defines styles 1 .. BENCH_NCT).
+ */
+static void report_plot_cfg(FILE *cfg, const struct bench_table *t)
+{
+	const char *sep = "";
+
+	fputs("cols = \"", cfg);
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		bool any = false;
+
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			any = any || report_has_row(t, ci, wl);
+		if (any) {
+			fprintf(cfg, "%s%d", sep, ci + 2);
+			sep = " ";
+		}
+	}
+	fputs("\"\n", cfg);
+}
+
+/* plot-<workload>.dat: threads, then one column per contender ("?" = none),
+ * and plot.cfg naming the files for plot.gp. */
+static int report_plot(const struct bench_table *t, const char *dir)
+{
+	char path[4096];
+	FILE *cfg, *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/plot.cfg", dir);
+	if (!(cfg = fopen(path, "w")))
+		return -1;
+	report_plot_cfg(cfg, t);
+	fputs("workloads = \"", cfg);
+	for (int wl = 0; wl < WL_COUNT; wl++) {
+		if (!t->wl_on[wl])
+			continue;
+		fprintf(cfg, "%s ", bench_wl_name[wl]);
+		snprintf(path, sizeof(path), "%s/plot-%s.dat", dir,
+			 bench_wl_name[wl]);
+		if (!(f = fopen(path, "w"))) {
+			err = -1;
+			continue;
+		}
+		fputs("threads", f);
+		for (int ci = 0; ci < BENCH_NCT; ci++)
+			fprintf(f, " %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			fprintf(f, "\n%u", t->threads[ti]);
+			for (int ci = 0; ci < BENCH_NCT; ci++) {
+				double m = report_mops(t, ci, wl, ti);
+
+				if (isnan(m))
+					fputs(" ?", f);
+				else
+					fprintf(f, " %.3f", m);
+			}
+		}
+		fputc('\n', f);
+		err |= fclose(f);
+	}
+	fputs("\"\n", cfg);
+	return fclose(cfg) | err;
+}
+
+int bench_report(const struct bench_table *t, const char *dir)
+{
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/results.md", dir);
+	err = report_md(t, path);
+	snprintf(path, sizeof(path), "%s/raw.tsv", dir);
+	err |= report_raw(t, path);
+	err |= report_plot(t, dir);
+	if (err)
+		fprintf(stderr, "lfpbench: cannot write the report in %s\n", dir);
+	else
+		fprintf(stderr, "lfpbench: wrote %s/results.md, raw.tsv and "
+				"plot data\n", dir);
+	return err;
+}
