@@ -14,6 +14,8 @@ struct debug_walk {
 	uint8_t *seen;
 	uint32_t bump;
 	uint64_t listed;
+	uint64_t cached;
+	bool in_cache;
 	char *msg;
 	size_t len;
 };
@@ -34,21 +36,27 @@ static int debug_listed(uint32_t idx, void *arg)
 	struct debug_walk *w = arg;
 	uint32_t gen;
 
+	const char *where = w->in_cache ? "in a cache" : "on the free list";
+
 	if (idx >= w->bump)
 		return debug_fail(w->msg, w->len,
-				  "slot %u is on the free list but was never "
-				  "handed out (bump %u)", idx, w->bump);
+				  "slot %u is %s but was never handed out "
+				  "(bump %u)", idx, where, w->bump);
 	if (w->seen[idx])
 		return debug_fail(w->msg, w->len,
-				  "slot %u is on the free list twice", idx);
+				  "slot %u is free twice (found again %s)", idx,
+				  where);
 	w->seen[idx] = 1;
 	gen = atomic_load_explicit(&w->pool->slots[idx].gen,
 				   memory_order_relaxed);
 	if (lfpi_gen_is_live(gen))
 		return debug_fail(w->msg, w->len,
-				  "slot %u is on the free list but live "
-				  "(generation %u)", idx, gen);
-	w->listed++;
+				  "slot %u is %s but live (generation %u)", idx,
+				  where, gen);
+	if (w->in_cache)
+		w->cached++;
+	else
+		w->listed++;
 	return 0;
 }
 
@@ -65,6 +73,9 @@ int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
 	if (!w.seen)
 		return -ENOMEM;
 	err = lfpi_stack_walk(&pool->free, pool->slots, debug_listed, &w);
+	w.in_cache = true;
+	if (!err)
+		err = lfpi_cache_walk(pool, debug_listed, &w);
 	for (uint32_t i = 0; !err && i < w.bump; i++) {
 		uint32_t gen = atomic_load_explicit(&pool->slots[i].gen,
 						    memory_order_relaxed);
@@ -79,13 +90,18 @@ int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
 		return err;
 	out->live = live;
 	out->listed = w.listed;
+	out->cached = w.cached;
 	out->fresh = pool->capacity - w.bump;
 	lfp_stats(pool, &st);
-	if (st.live != live || st.free != w.listed + out->fresh)
+	if (st.live != live || st.cached != w.cached ||
+	    st.free != w.listed + out->fresh)
 		return debug_fail(msg, len, "stats disagree with the slots: "
-				  "live %llu vs %llu, free %llu vs %llu",
+				  "live %llu vs %llu, cached %llu vs %llu, "
+				  "free %llu vs %llu",
 				  (unsigned long long)st.live,
 				  (unsigned long long)live,
+				  (unsigned long long)st.cached,
+				  (unsigned long long)w.cached,
 				  (unsigned long long)st.free,
 				  (unsigned long long)(w.listed + out->fresh));
 	return 0;

@@ -71,9 +71,26 @@ struct lfpi_counters {
 	_Atomic uint64_t failed_allocs;
 	_Atomic uint64_t rejected_frees;
 	_Atomic uint64_t cas_retries;
+	_Atomic uint64_t cache_misses; /* the rest only ever move in caches */
+	_Atomic uint64_t refills;
+	_Atomic uint64_t flushes;
+	_Atomic uint64_t steals;
 };
 
 #define LFPI_SHARDS 16
+
+static inline void lfpi_counters_init(struct lfpi_counters *c)
+{
+	atomic_init(&c->allocs, 0);
+	atomic_init(&c->frees, 0);
+	atomic_init(&c->failed_allocs, 0);
+	atomic_init(&c->rejected_frees, 0);
+	atomic_init(&c->cas_retries, 0);
+	atomic_init(&c->cache_misses, 0);
+	atomic_init(&c->refills, 0);
+	atomic_init(&c->flushes, 0);
+	atomic_init(&c->steals, 0);
+}
 
 /* The Treiber stack of free chains: {tag:32 | index:32} in one word. */
 struct lfpi_stack {
@@ -91,11 +108,17 @@ struct lfp_pool {
 	uint32_t flags;
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
+	uint64_t id;              /* unique per pool ever made in the process */
+	uint32_t cache_size;      /* slots per thread cache */
+	uint32_t batch;           /* slots per exchange with the shared stack */
 
 	/* Shared and hot: each on its own cache line. */
 	struct lfpi_stack free;
 	/* Slots [bump, capacity) were never handed out (lazy first touch). */
 	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+
+	/* Every cache ever made for this pool; pushed, never unlinked. */
+	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
 
 	struct lfpi_counters shard[LFPI_SHARDS];
 };
@@ -109,6 +132,8 @@ struct lfpi_layout {
 	size_t objs_off;  /* offset of the object region */
 	size_t total;     /* bytes for header, metadata and objects */
 	size_t base_align;/* alignment the whole block needs */
+	uint32_t cache_size; /* slots per thread cache */
+	uint32_t batch;      /* slots per exchange */
 };
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
@@ -172,25 +197,257 @@ int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,
 /* pool.c: the shared paths and the counters. */
 
 struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
-/* Make live slot idx free: 0, or -EALREADY if it was not live. */
-int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx);
+/*
+ * Make live slot idx free: 0, or -EALREADY if it was not live. With
+ * `strict` a CAS decides between racing releases of one object, so
+ * exactly one wins; without, a load and a store catch every release of a
+ * free object except one that races with another release of it.
+ *
+ * Relaxed: the word only decides which release wins; the object itself
+ * reaches its next owner through the stack's or the cache's release and
+ * acquire.
+ */
+static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
+				 bool strict)
+{
+	_Atomic uint32_t *g = &pool->slots[idx].gen;
+	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+
+	if (LFPI_LIKELY(!strict)) {
+		if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
+			return -EALREADY;
+		atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+		return 0;
+	}
+	do {
+		if (!lfpi_gen_is_live(gen))
+			return -EALREADY;
+	} while (!atomic_compare_exchange_weak_explicit(
+		g, &gen, gen + 1, memory_order_relaxed, memory_order_relaxed));
+	return 0;
+}
+
 /*
  * Check obj and mark its slot free. Returns the slot, or LFPI_NIL with
  * *err = -EINVAL, -EFAULT or -EALREADY as documented for lfp_free.
  */
-uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj, int *err);
+static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
+					 int *err, bool strict)
+{
+	uint32_t idx;
+
+	if (LFPI_UNLIKELY(!obj)) {
+		*err = -EINVAL;
+		return LFPI_NIL;
+	}
+	idx = lfpi_slot_of(pool, obj, err);
+	if (LFPI_LIKELY(idx != LFPI_NIL) &&
+	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict)))
+		idx = LFPI_NIL;
+	return idx;
+}
+
+/* pool.c (continued): the shared path that caches fall back on. */
+
+/* Take one slot from the shared stack or the fresh ones, or LFPI_NIL. */
+uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
+/* Take up to n never-used slots: returns how many, the first in *first. */
+uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
+/* Make slot idx live (its generation odd): the caller owns the slot. */
+static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
+{
+	_Atomic uint32_t *g = &pool->slots[idx].gen;
+
+	/*
+	 * A load and a store suffice: nobody else may change a free slot we
+	 * hold. Relaxed: the release that made it even happens-before our
+	 * taking it (through the stack or a cache), so we read that value.
+	 */
+	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* cache.c: per-thread magazines. */
+
+/* lfp_cache.state */
+enum {
+	LFPI_CACHE_DEAD,     /* in the registry, free for any thread to claim */
+	LFPI_CACHE_EXPLICIT, /* owned through lfp_cache_create */
+	LFPI_CACHE_IMPLICIT, /* owned by a thread through lfp_alloc/lfp_free */
+	LFPI_CACHE_EXITING,  /* its thread is exiting and flushing it */
+	LFPI_CACHE_ORPHANED, /* its pool is gone; its thread frees it */
+};
+
+/* lfp_cache.ctl: requests from other threads, 0 on the fast path. */
+#define LFPI_CTL_STEAL 1u /* a thief may be emptying the cache: keep off */
+#define LFPI_CTL_FLUSH 2u /* a thief found it busy: flush it when you can */
+
+/*
+ * A magazine of free slot indices, LIFO, owned by one thread at a time.
+ * The owner's fast path uses loads and stores only; the words another
+ * thread may read (count, slots, counters) are atomics it reads relaxed.
+ * Another thread takes slots only through the steal handshake in cache.c.
+ */
+struct lfp_cache {
+	struct lfp_pool *pool;
+	uint64_t pool_id;
+	uint32_t size;             /* slots[] holds this many */
+	uint32_t batch;            /* slots per exchange */
+	_Atomic uint32_t count;    /* slots[0..count) are free slots */
+	_Atomic uint32_t active;   /* 1 while the owner is in an operation */
+	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
+	_Atomic uint32_t state;    /* LFPI_CACHE_* */
+	struct lfp_cache *reg_next;/* registry link, fixed once published */
+	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
+	struct lfpi_counters ctr;  /* written by the owner only */
+	_Atomic uint32_t slots[];
+};
+
+/* How an owner's entry to an operation is ordered against a thief. */
+extern int lfpi_cache_membarrier;
+
+/* The calling thread's cache for pool, made on first use; NULL if none
+ * could be made (the caller then uses the shared path). */
+struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
+/* Slow paths: entered with the cache active (lfpi_cache_enter returned
+ * ctl); they leave it. */
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl);
+void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl);
+/*
+ * Empty idle caches of pool (other than self) into the shared stack.
+ * Returns the slots moved; adds the caches emptied to *emptied and failed
+ * CAS to *retries.
+ */
+uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
+			  uint32_t *emptied, uint32_t *retries);
+/* Set up what caches need once per process: 0 or -errno. */
+int lfpi_cache_global_init(void);
+/* At lfp_destroy: free or orphan every cache of the pool. */
+void lfpi_cache_destroy_all(struct lfp_pool *pool);
+/* Call fn on every slot parked in a cache; quiescent pools only. */
+int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
+		    void *arg);
+uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
+			uint64_t *cached);
+
+#if defined(__GNUC__)
+#define LFPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define LFPI_TLS _Thread_local
+#endif
+extern LFPI_TLS struct lfp_cache *lfpi_cache_last;
+
+static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
+{
+	struct lfp_cache *c = lfpi_cache_last;
+
+	/* The id tells a new pool from a destroyed one at the same address. */
+	if (LFPI_LIKELY(c && c->pool == pool && c->pool_id == pool->id))
+		return c;
+	return lfpi_cache_implicit_slow(pool);
+}
+
+/* Owner-only counter: a load and a store, no read-modify-write. */
+static inline void lfpi_cache_count(_Atomic uint64_t *ctr, uint64_t n)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/*
+ * Enter an operation on the cache's slots. Returns the pending requests
+ * (LFPI_CTL_*): 0 means the fast path may go on.
+ *
+ * This is one side of a Dekker handshake with the thief in cache.c:
+ * owner: active = 1, then read ctl; thief: set ctl, then read active. One
+ * of them must see the other's write. With membarrier(2) the thief's
+ * system call puts a full barrier into every running thread, so the owner
+ * needs only to keep the compiler from swapping the store and the load;
+ * without it both sides use seq_cst operations.
+ */
+static inline uint32_t lfpi_cache_enter(struct lfp_cache *c)
+{
+	if (LFPI_LIKELY(lfpi_cache_membarrier)) {
+		atomic_store_explicit(&c->active, 1, memory_order_relaxed);
+		/* Compiler-only: the CPU barrier comes from the thief's
+		 * membarrier, see lfpi_cache_steal in cache.c. */
+		atomic_signal_fence(memory_order_seq_cst);
+		/* Acquire: pairs with the thief's release when it clears
+		 * LFPI_CTL_STEAL, so we see the count it left. */
+		return atomic_load_explicit(&c->ctl, memory_order_acquire);
+	}
+	/* seq_cst: pairs with the thief's seq_cst CAS on ctl and load of
+	 * active (the Dekker pattern needs a single total order). */
+	atomic_exchange_explicit(&c->active, 1, memory_order_seq_cst);
+	return atomic_load_explicit(&c->ctl, memory_order_seq_cst);
+}
+
+static inline void lfpi_cache_leave(struct lfp_cache *c)
+{
+	/* Release: pairs with the thief's acquire load of active, so a thief
+	 * that sees 0 also sees our slots, count and object writes. */
+	atomic_store_explicit(&c->active, 0, memory_order_release);
+}
+
+static inline void *lfpi_cache_alloc(struct lfp_cache *c)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t ctl = lfpi_cache_enter(c), n, idx;
+
+	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (LFPI_UNLIKELY(ctl || n == 0))
+		return lfpi_cache_alloc_slow(c, ctl);
+	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
+	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
+	lfpi_cache_leave(c);
+	lfpi_mark_live(pool, idx);
+	lfpi_cache_count(&c->ctr.allocs, 1);
+	return lfpi_obj(pool, idx);
+}
+
+/* Put slot idx, already marked free, into the cache. */
+static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
+{
+	uint32_t ctl = lfpi_cache_enter(c), n;
+
+	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (LFPI_UNLIKELY(ctl || n == c->size)) {
+		lfpi_cache_put_slow(c, idx, ctl);
+		return;
+	}
+	atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
+	atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
+	lfpi_cache_leave(c);
+	lfpi_cache_count(&c->ctr.frees, 1);
+}
+
+/* lfp_free through cache c: check obj, mark it free, keep it. */
+static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
+{
+	int err = 0;
+	uint32_t idx = lfpi_release_slot(c->pool, obj, &err,
+					 c->pool->flags & LFP_F_STRICT);
+
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+		return err;
+	}
+	lfpi_cache_put(c, idx);
+	return 0;
+}
 
 /* debug.c: consistency checks for tests and the stress harness. */
 
 struct lfpi_census {
 	uint64_t live;   /* slots whose generation says live */
 	uint64_t listed; /* slots on the shared free stack */
+	uint64_t cached; /* slots parked in caches */
 	uint64_t fresh;  /* slots never handed out */
 };
 
 /*
  * Walk the pool while no other thread uses it and check that every slot
- * is exactly one of: live, on the free stack, never used; and that the
+ * is exactly one of: live, on the free stack, in a cache, never used; and that the
  * counters agree. Fills *out. Returns 0, or -EUCLEAN with a message in
  * msg (len bytes) naming the first problem and its slot.
  */

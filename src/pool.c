@@ -8,7 +8,9 @@
 
 #include "internal.h"
 
-#define POOL_KNOWN_FLAGS LFP_F_NONE
+#define POOL_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT)
+
+static _Atomic uint64_t pool_ids = 1;
 
 /* Threads are spread over the counter shards in the order they first count. */
 static _Atomic uint32_t pool_next_shard;
@@ -48,13 +50,13 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
 	lfpi_stack_init(&pool->free);
 	atomic_init(&pool->bump, 0);
-	for (unsigned i = 0; i < LFPI_SHARDS; i++) {
-		atomic_init(&pool->shard[i].allocs, 0);
-		atomic_init(&pool->shard[i].frees, 0);
-		atomic_init(&pool->shard[i].failed_allocs, 0);
-		atomic_init(&pool->shard[i].rejected_frees, 0);
-		atomic_init(&pool->shard[i].cas_retries, 0);
-	}
+	atomic_init(&pool->caches, NULL);
+	for (unsigned i = 0; i < LFPI_SHARDS; i++)
+		lfpi_counters_init(&pool->shard[i]);
+	/* Relaxed: only has to be unique. */
+	pool->id = atomic_fetch_add_explicit(&pool_ids, 1, memory_order_relaxed);
+	pool->cache_size = l->cache_size;
+	pool->batch = l->batch;
 }
 
 int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
@@ -75,6 +77,8 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
 		return -ENOTSUP;
+	if ((err = lfpi_cache_global_init()))
+		return err;
 	if (cfg->memory) {
 		if (cfg->memory_size < l.total ||
 		    (uintptr_t)cfg->memory % l.base_align)
@@ -98,41 +102,43 @@ void lfp_destroy(struct lfp_pool *pool)
 {
 	if (!pool)
 		return;
+	lfpi_cache_destroy_all(pool);
 	lfpi_unmap(pool->map, pool->map_size);
 }
 
-/* Hand out a never-used slot, or LFPI_NIL once all have been. */
-static uint32_t pool_bump(struct lfp_pool *pool)
+uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
 {
 	uint32_t b = atomic_load_explicit(&pool->bump, memory_order_relaxed);
+	uint32_t take;
 
 	/*
-	 * Relaxed: a fresh slot's memory was zeroed when the pool was made,
+	 * Relaxed: fresh slots' metadata was zeroed when the pool was made,
 	 * before any thread could see the pool, and nobody else writes it.
 	 */
-	while (b < pool->capacity)
-		if (atomic_compare_exchange_weak_explicit(&pool->bump, &b, b + 1,
-							  memory_order_relaxed,
-							  memory_order_relaxed))
-			return b;
-	return LFPI_NIL;
+	do {
+		if (b >= pool->capacity)
+			return 0;
+		take = pool->capacity - b < n ? pool->capacity - b : n;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&pool->bump, &b, b + take, memory_order_relaxed,
+		memory_order_relaxed));
+	*first = b;
+	return take;
 }
 
 /* Pop one slot from the shared stack; the rest of its chain goes back. */
-static uint32_t pool_pop_one(struct lfp_pool *pool, struct lfpi_counters *c)
+static uint32_t pool_pop_one(struct lfp_pool *pool, uint32_t *retries)
 {
-	uint32_t retries, idx, rest;
+	uint32_t n, idx, rest;
 
-	idx = lfpi_stack_pop(&pool->free, pool->slots, &retries);
-	if (idx != LFPI_NIL) {
-		rest = atomic_load_explicit(&pool->slots[idx].next,
-					    memory_order_relaxed);
-		if (rest != LFPI_NIL)
-			retries += lfpi_stack_push(&pool->free, pool->slots, rest,
-						   pool->slots[idx].tail);
-	}
-	if (retries)
-		pool_count(&c->cas_retries, retries);
+	idx = lfpi_stack_pop(&pool->free, pool->slots, &n);
+	*retries += n;
+	if (idx == LFPI_NIL)
+		return idx;
+	rest = atomic_load_explicit(&pool->slots[idx].next, memory_order_relaxed);
+	if (rest != LFPI_NIL)
+		*retries += lfpi_stack_push(&pool->free, pool->slots, rest,
+					    pool->slots[idx].tail);
 	return idx;
 }
 
@@ -142,86 +148,38 @@ static uint32_t pool_pop_one(struct lfp_pool *pool, struct lfpi_counters *c)
  * that is empty after it ran out means the pool really was exhausted at
  * that moment, not just while we were looking elsewhere.
  */
-static uint32_t pool_take(struct lfp_pool *pool, struct lfpi_counters *c)
+uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 {
-	uint32_t idx = pool_pop_one(pool, c);
+	uint32_t idx = pool_pop_one(pool, retries);
 
-	if (idx == LFPI_NIL)
-		idx = pool_bump(pool);
-	if (idx == LFPI_NIL)
-		idx = pool_pop_one(pool, c);
+	if (idx == LFPI_NIL && !lfpi_pool_bump(pool, 1, &idx))
+		idx = pool_pop_one(pool, retries);
 	return idx;
 }
 
-void *lfp_alloc(struct lfp_pool *pool)
+static void *pool_alloc_shared(struct lfp_pool *pool)
 {
-	struct lfpi_counters *c;
-	uint32_t idx, gen;
+	struct lfpi_counters *c = lfpi_my_shard(pool);
+	uint32_t retries = 0, idx = lfpi_pool_take(pool, &retries);
 
-	if (LFPI_UNLIKELY(!pool))
-		return NULL;
-	c = lfpi_my_shard(pool);
-	idx = pool_take(pool, c);
+	if (retries)
+		pool_count(&c->cas_retries, retries);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->failed_allocs, 1);
 		return NULL;
 	}
-	/*
-	 * We own the slot, so a load and a store are enough to make it live.
-	 * Relaxed: the free that made gen even happens-before our pop (the
-	 * stack's release/acquire), so we read that value or a later one.
-	 */
-	gen = atomic_load_explicit(&pool->slots[idx].gen, memory_order_relaxed);
-	atomic_store_explicit(&pool->slots[idx].gen, gen + 1,
-			      memory_order_relaxed);
+	lfpi_mark_live(pool, idx);
 	pool_count(&c->allocs, 1);
 	return lfpi_obj(pool, idx);
 }
 
-/*
- * Make a live slot free: the one place where a double release is caught.
- * Returns 0 or -EALREADY. Relaxed: the word only decides which of several
- * releases of one object wins; the object itself is handed to its next
- * owner by the stack's release/acquire.
- */
-int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx)
+static int pool_free_shared(struct lfp_pool *pool, void *obj)
 {
-	_Atomic uint32_t *g = &pool->slots[idx].gen;
-	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
-
-	do {
-		if (!lfpi_gen_is_live(gen))
-			return -EALREADY;
-	} while (!atomic_compare_exchange_weak_explicit(
-		g, &gen, gen + 1, memory_order_relaxed, memory_order_relaxed));
-	return 0;
-}
-
-/* Validate obj and mark it free; returns its slot or LFPI_NIL with *err. */
-uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj, int *err)
-{
-	uint32_t idx;
-
-	if (LFPI_UNLIKELY(!obj)) {
-		*err = -EINVAL;
-		return LFPI_NIL;
-	}
-	idx = lfpi_slot_of(pool, obj, err);
-	if (LFPI_LIKELY(idx != LFPI_NIL) && (*err = lfpi_mark_free(pool, idx)))
-		idx = LFPI_NIL;
-	return idx;
-}
-
-int lfp_free(struct lfp_pool *pool, void *obj)
-{
-	struct lfpi_counters *c;
+	struct lfpi_counters *c = lfpi_my_shard(pool);
 	uint32_t idx, retries;
 	int err = 0;
 
-	if (LFPI_UNLIKELY(!pool))
-		return -EINVAL;
-	c = lfpi_my_shard(pool);
-	idx = lfpi_release_slot(pool, obj, &err);
+	idx = lfpi_release_slot(pool, obj, &err, true);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->rejected_frees, 1);
 		return err;
@@ -233,9 +191,52 @@ int lfp_free(struct lfp_pool *pool, void *obj)
 	return 0;
 }
 
+void *lfp_alloc(struct lfp_pool *pool)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(!pool))
+		return NULL;
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		return lfpi_cache_alloc(c);
+	return pool_alloc_shared(pool);
+}
+
+int lfp_free(struct lfp_pool *pool, void *obj)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(!pool))
+		return -EINVAL;
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		return lfpi_cache_free(c, obj);
+	return pool_free_shared(pool, obj);
+}
+
+size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n)
+{
+	size_t i;
+	void *obj;
+
+	for (i = 0; objs && i < n && (obj = lfp_alloc(pool)); i++)
+		objs[i] = obj;
+	return i;
+}
+
+size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
+{
+	size_t done = 0;
+
+	for (size_t i = 0; objs && i < n; i++)
+		done += lfp_free(pool, objs[i]) == 0;
+	return done;
+}
+
 static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
 {
-	uint64_t sum = 0;
+	uint64_t sum = lfpi_cache_sum(pool, field, NULL);
 
 	for (unsigned i = 0; i < LFPI_SHARDS; i++) {
 		/* Casting away const: loading an atomic writes nothing. */
@@ -262,10 +263,20 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		pool_sum(pool, offsetof(struct lfpi_counters, rejected_frees));
 	out->cas_retries =
 		pool_sum(pool, offsetof(struct lfpi_counters, cas_retries));
+	/* Hits are counted as misses, off the fast path. */
+	out->cache_hits =
+		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL) -
+		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
+			       NULL);
+	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
+	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
+	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));
+	lfpi_cache_sum(pool, 0, &out->cached);
 	live = out->allocs - out->frees;
 	out->capacity = pool->capacity;
 	out->live = live > pool->capacity ? pool->capacity : live;
-	out->cached = 0;
+	if (out->cached > out->capacity - out->live)
+		out->cached = out->capacity - out->live;
 	out->free = out->capacity - out->live - out->cached;
 	out->high_water = atomic_load_explicit(
 		&((struct lfp_pool *)pool)->bump, memory_order_relaxed);

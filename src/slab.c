@@ -29,6 +29,17 @@ static bool slab_round_up(size_t x, size_t a, size_t *out)
 	return true;
 }
 
+/*
+ * The default cache: 64 slots, fewer in small pools so that caches do not
+ * hoard a large share of the pool (capacity / 64, at least 2).
+ */
+static uint32_t slab_cache_size(const struct lfp_config *cfg)
+{
+	uint32_t n = cfg->capacity / 64;
+
+	return n < 2 ? 2 : n > 64 ? 64 : n;
+}
+
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 {
 	struct lfpi_layout l;
@@ -48,6 +59,15 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 				   &meta) ||
 	    __builtin_mul_overflow((size_t)cfg->capacity, l.stride, &objs))
 		return -EOVERFLOW;
+	if (cfg->cache_size > LFP_MAX_CACHE_SIZE ||
+	    cfg->batch_size > (cfg->cache_size ? cfg->cache_size
+					       : LFP_MAX_CACHE_SIZE))
+		return -EINVAL;
+	l.cache_size = cfg->cache_size ? cfg->cache_size : slab_cache_size(cfg);
+	l.batch = cfg->batch_size ? cfg->batch_size
+				  : (l.cache_size + 1) / 2;
+	if (l.batch > l.cache_size)
+		l.batch = l.cache_size;
 	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
 	    !slab_round_up(l.slots_off + meta, l.base_align, &l.objs_off) ||
 	    __builtin_add_overflow(l.objs_off, objs, &l.total))

@@ -16,14 +16,25 @@
 		ck_assert_msg(err_ == 0, "audit failed (%d): %s", err_, msg_); \
 	} while (0)
 
-static inline struct lfp_pool *test_pool(size_t obj_size, uint32_t capacity)
+/* The ways lfp_alloc/lfp_free can run; loop tests take _i as an index. */
+static const uint32_t test_modes[] = { 0, LFP_F_NO_CACHE, LFP_F_STRICT };
+#define TEST_NMODES 3
+
+static inline struct lfp_pool *test_pool_flags(size_t obj_size,
+					       uint32_t capacity, uint32_t flags)
 {
-	struct lfp_config cfg = { .obj_size = obj_size, .capacity = capacity };
+	struct lfp_config cfg = { .obj_size = obj_size, .capacity = capacity,
+				  .flags = flags };
 	struct lfp_pool *pool = NULL;
 
 	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
 	ck_assert_ptr_nonnull(pool);
 	return pool;
+}
+
+static inline struct lfp_pool *test_pool(size_t obj_size, uint32_t capacity)
+{
+	return test_pool_flags(obj_size, capacity, 0);
 }
 
 /* Run one suite; the exit status says whether it passed. */

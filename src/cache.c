@@ -1,0 +1,503 @@
+/*
+ * Per-thread magazines (Bonwick's caches): explicit ones made with
+ * lfp_cache_create, implicit ones made on a thread's first lfp_alloc or
+ * lfp_free on a pool and flushed back when the thread exits.
+ *
+ * A cache is a LIFO array of free slot indices. When it is empty it takes
+ * one chain from the shared stack (or a run of fresh slots) with one CAS;
+ * when it is full it links its colder half into a chain and pushes it with
+ * one CAS. The fast path in internal.h uses no read-modify-write.
+ *
+ * Slots parked in a cache are not lost to other threads: when the shared
+ * stack and the fresh slots run out, an allocating thread steals the
+ * contents of idle caches (lfpi_cache_steal). Caches of a pool sit in a
+ * registry that only grows; a cache given up is marked dead and reused by
+ * the next thread, so there is no thread limit and no table to size.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
+
+#include "internal.h"
+
+/* How many caches one steal round may empty. */
+#define CACHE_STEAL_MAX 32
+
+int lfpi_cache_membarrier;
+LFPI_TLS struct lfp_cache *lfpi_cache_last;
+
+/* The calling thread's implicit caches, one per pool it used. */
+static LFPI_TLS struct lfp_cache *cache_mine;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_init_err;
+
+static void cache_thread_exit(void *unused);
+
+static void cache_init(void)
+{
+	cache_init_err = -pthread_key_create(&cache_key, cache_thread_exit);
+#if defined(__linux__) && defined(__NR_membarrier)
+	lfpi_cache_membarrier =
+		syscall(__NR_membarrier,
+			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+int lfpi_cache_global_init(void)
+{
+	pthread_once(&cache_once, cache_init);
+	return cache_init_err;
+}
+
+/* Put every slot of c on the shared stack as one chain. The caller owns
+ * the slots: it is c's owner inside an operation, or a thief that has
+ * seen the owner outside one. Returns how many slots moved. */
+static uint32_t cache_empty(struct lfp_cache *c, uint32_t *retries)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	uint32_t i, cur, nxt;
+
+	if (!n)
+		return 0;
+	cur = atomic_load_explicit(&c->slots[0], memory_order_relaxed);
+	for (i = 1; i < n; i++, cur = nxt) {
+		nxt = atomic_load_explicit(&c->slots[i], memory_order_relaxed);
+		atomic_store_explicit(&pool->slots[cur].next, nxt,
+				      memory_order_relaxed);
+	}
+	atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+	*retries += lfpi_stack_push(&pool->free, pool->slots,
+				    atomic_load_explicit(&c->slots[0],
+							 memory_order_relaxed),
+				    cur);
+	return n;
+}
+
+/* Owner, inside an operation: push the colder (bottom) batch of a full
+ * cache as one chain and slide the rest down. Returns the new count. */
+static uint32_t cache_flush_cold(struct lfp_cache *c, uint32_t n)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t b = c->batch, i, first, cur, nxt;
+
+	first = cur = atomic_load_explicit(&c->slots[0], memory_order_relaxed);
+	for (i = 1; i < b; i++, cur = nxt) {
+		nxt = atomic_load_explicit(&c->slots[i], memory_order_relaxed);
+		atomic_store_explicit(&pool->slots[cur].next, nxt,
+				      memory_order_relaxed);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries,
+			 lfpi_stack_push(&pool->free, pool->slots, first, cur));
+	for (i = b; i < n; i++)
+		atomic_store_explicit(
+			&c->slots[i - b],
+			atomic_load_explicit(&c->slots[i], memory_order_relaxed),
+			memory_order_relaxed);
+	lfpi_cache_count(&c->ctr.flushes, 1);
+	return n - b;
+}
+
+/* Owner, inside an operation, cache empty: take one chain from the shared
+ * stack, or a batch of fresh slots. Returns the new count. */
+static uint32_t cache_refill(struct lfp_cache *c)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t retries, n = 0, idx, first;
+
+	idx = first = lfpi_stack_pop(&pool->free, pool->slots, &retries);
+	if (idx != LFPI_NIL) {
+		for (; idx != LFPI_NIL && n < c->size; n++) {
+			atomic_store_explicit(&c->slots[n], idx,
+					      memory_order_relaxed);
+			idx = atomic_load_explicit(&pool->slots[idx].next,
+						   memory_order_relaxed);
+		}
+		/* Chains are no longer than a cache (flushes push at most
+		 * c->size slots), but a longer one would go back whole. */
+		if (idx != LFPI_NIL)
+			retries += lfpi_stack_push(&pool->free, pool->slots, idx,
+						   pool->slots[first].tail);
+	} else {
+		n = lfpi_pool_bump(pool, c->batch, &first);
+		for (uint32_t i = 0; i < n; i++)
+			atomic_store_explicit(&c->slots[i], first + n - 1 - i,
+					      memory_order_relaxed);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	if (n) {
+		atomic_store_explicit(&c->count, n, memory_order_relaxed);
+		lfpi_cache_count(&c->ctr.refills, 1);
+	}
+	return n;
+}
+
+static bool cache_fence_all(void)
+{
+#if defined(__linux__) && defined(__NR_membarrier)
+	return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+		       0) == 0;
+#else
+	return false;
+#endif
+}
+
+/*
+ * Empty idle caches of the pool into the shared stack; caches whose owner
+ * is inside an operation are asked to flush themselves instead. Returns
+ * the slots moved; *emptied counts the caches emptied.
+ *
+ * The handshake with lfpi_cache_enter: we set LFPI_CTL_STEAL, then read
+ * active; the owner sets active, then reads ctl. Between our write and our
+ * read, membarrier(2) runs a full barrier on every thread of the process
+ * that is running, so either the owner's active = 1 is visible to us, or
+ * its later read of ctl sees STEAL and it keeps off the slots. Without
+ * membarrier both sides use seq_cst and the same argument holds.
+ */
+uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
+				  uint32_t *emptied, uint32_t *retries)
+{
+	struct lfp_cache *victim[CACHE_STEAL_MAX], *c;
+	uint32_t nv = 0, got = 0, zero, i;
+	bool fenced;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	for (c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	     c && nv < CACHE_STEAL_MAX; c = c->reg_next) {
+		if (c == self ||
+		    !atomic_load_explicit(&c->count, memory_order_relaxed))
+			continue;
+		zero = 0;
+		/* seq_cst: our write in the handshake, ordered before the
+		 * read of active below (see lfpi_cache_enter). */
+		if (atomic_compare_exchange_strong_explicit(
+			    &c->ctl, &zero, LFPI_CTL_STEAL, memory_order_seq_cst,
+			    memory_order_relaxed))
+			victim[nv++] = c;
+	}
+	fenced = nv && (!lfpi_cache_membarrier || cache_fence_all());
+	for (i = 0; i < nv; i++) {
+		c = victim[i];
+		/* seq_cst (acquire is what membarrier mode needs): pairs with
+		 * the release in lfpi_cache_leave, so the slots we take and
+		 * the owner's writes to their objects are visible. */
+		if (fenced &&
+		    !atomic_load_explicit(&c->active, memory_order_seq_cst)) {
+			got += cache_empty(c, retries);
+			++*emptied;
+		} else {
+			/* Relaxed: the owner acts on it at its next entry;
+			 * the release below publishes it. */
+			atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH,
+						 memory_order_relaxed);
+		}
+		/* Release: pairs with the acquire load of ctl in
+		 * lfpi_cache_enter, so the owner sees the count we left. */
+		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
+					  memory_order_release);
+	}
+	return got;
+}
+
+
+/* Owner, inside an operation, ctl == FLUSH: a thief starved while we were
+ * busy. Give everything back and clear the request. */
+static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
+{
+	if (cache_empty(c, retries))
+		lfpi_cache_count(&c->ctr.flushes, 1);
+	/* Relaxed: no thief holds STEAL while FLUSH is set (a thief only
+	 * claims a cache whose ctl is 0), so nothing else is published. */
+	atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_FLUSH, memory_order_relaxed);
+}
+
+/* Inside an operation: pop a slot, refilling first if empty. */
+static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
+			       uint32_t *retries)
+{
+	uint32_t n, idx;
+
+	if (ctl & LFPI_CTL_STEAL)
+		return LFPI_NIL; /* a thief may be at the slots: keep off */
+	if (ctl & LFPI_CTL_FLUSH) {
+		cache_answer_flush(c, retries);
+		return LFPI_NIL; /* take from the shared stack like the rest */
+	}
+	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (!n && !(n = cache_refill(c)))
+		return LFPI_NIL;
+	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
+	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
+	return idx;
+}
+
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t retries = 0, emptied = 0, idx;
+
+	idx = cache_pop_slow(c, ctl, &retries);
+	lfpi_cache_leave(c);
+	if (idx == LFPI_NIL)
+		idx = lfpi_pool_take(pool, &retries);
+	if (idx == LFPI_NIL &&
+	    lfpi_cache_steal(pool, c, &emptied, &retries))
+		idx = lfpi_pool_take(pool, &retries);
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	lfpi_cache_count(&c->ctr.steals, emptied);
+	lfpi_cache_count(&c->ctr.cache_misses, 1);
+	if (idx == LFPI_NIL) {
+		lfpi_cache_count(&c->ctr.failed_allocs, 1);
+		return NULL;
+	}
+	lfpi_mark_live(pool, idx);
+	lfpi_cache_count(&c->ctr.allocs, 1);
+	return lfpi_obj(pool, idx);
+}
+
+void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t retries = 0, n;
+
+	if (ctl & LFPI_CTL_FLUSH && !(ctl & LFPI_CTL_STEAL))
+		cache_answer_flush(c, &retries);
+	if (!ctl) {
+		/* Full: make room by pushing the colder half. */
+		n = cache_flush_cold(c,
+			atomic_load_explicit(&c->count, memory_order_relaxed));
+		atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
+		atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
+		lfpi_cache_leave(c);
+	} else {
+		/* A thief is at the slots, or wants slots: share this one. */
+		lfpi_cache_leave(c);
+		retries += lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	lfpi_cache_count(&c->ctr.frees, 1);
+}
+
+/* Owner: give every slot back. Waits while a thief is at the slots; a
+ * thief holds them for a few hundred instructions. */
+static void cache_drain(struct lfp_cache *c)
+{
+	uint32_t ctl, retries = 0;
+
+	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
+		lfpi_cache_leave(c);
+		sched_yield();
+	}
+	if (ctl & LFPI_CTL_FLUSH)
+		cache_answer_flush(c, &retries);
+	else if (cache_empty(c, &retries))
+		lfpi_cache_count(&c->ctr.flushes, 1);
+	lfpi_cache_leave(c);
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+}
+
+/* A dead cache of the pool to reuse, or a new one; NULL without memory. */
+static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
+{
+	struct lfp_cache *c, *old;
+	uint32_t dead;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	for (c = atomic_load_explicit(&pool->caches, memory_order_acquire); c;
+	     c = c->reg_next) {
+		dead = LFPI_CACHE_DEAD;
+		/* Acquire: pairs with the release store of DEAD by the last
+		 * owner, whose counters and empty count we take over. */
+		if (atomic_load_explicit(&c->state, memory_order_relaxed) == dead &&
+		    atomic_compare_exchange_strong_explicit(
+			    &c->state, &dead, kind, memory_order_acquire,
+			    memory_order_relaxed))
+			return c;
+	}
+	c = malloc(sizeof(*c) + pool->cache_size * sizeof(c->slots[0]));
+	if (!c)
+		return NULL;
+	c->pool = pool;
+	c->pool_id = pool->id;
+	c->size = pool->cache_size;
+	c->batch = pool->batch;
+	c->tls_next = NULL;
+	atomic_init(&c->count, 0);
+	atomic_init(&c->active, 0);
+	atomic_init(&c->ctl, 0);
+	atomic_init(&c->state, kind);
+	lfpi_counters_init(&c->ctr);
+	old = atomic_load_explicit(&pool->caches, memory_order_relaxed);
+	do
+		c->reg_next = old;
+	/* Release: pairs with the acquire loads of the registry head, so
+	 * walkers see the fields set above. */
+	while (!atomic_compare_exchange_weak_explicit(&pool->caches, &old, c,
+						      memory_order_release,
+						      memory_order_relaxed));
+	return c;
+}
+
+/* Owner: hand the cache back to the registry for the next thread. */
+static void cache_release(struct lfp_cache *c)
+{
+	cache_drain(c);
+	/* Release: pairs with the acquire CAS in cache_claim and the acquire
+	 * load in lfpi_cache_destroy_all. */
+	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
+}
+
+struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
+{
+	struct lfp_cache **pp = &cache_mine, *c;
+
+	while ((c = *pp)) {
+		if (c->pool == pool && c->pool_id == pool->id)
+			return lfpi_cache_last = c;
+		/* Acquire: pairs with the CAS in lfpi_cache_destroy_all. An
+		 * orphan's pool is gone; the cache is ours to free. */
+		if (atomic_load_explicit(&c->state, memory_order_acquire) ==
+		    LFPI_CACHE_ORPHANED) {
+			*pp = c->tls_next;
+			free(c);
+			continue;
+		}
+		pp = &c->tls_next;
+	}
+	c = cache_claim(pool, LFPI_CACHE_IMPLICIT);
+	/* The key's value only has to be non-NULL for the destructor to run. */
+	if (!c || pthread_setspecific(cache_key, &cache_mine)) {
+		if (c)
+			cache_release(c);
+		return NULL;
+	}
+	c->tls_next = cache_mine;
+	cache_mine = c;
+	return lfpi_cache_last = c;
+}
+
+/* pthread key destructor: give back every implicit cache of the thread. */
+static void cache_thread_exit(void *unused)
+{
+	struct lfp_cache *c, *next;
+	uint32_t s;
+
+	(void)unused;
+	lfpi_cache_last = NULL;
+	for (c = cache_mine; c; c = next) {
+		next = c->tls_next;
+		s = LFPI_CACHE_IMPLICIT;
+		/* Acquire on failure: pairs with the CAS in
+		 * lfpi_cache_destroy_all; on success the pool stays alive
+		 * until we store DEAD (it waits for EXITING to end). */
+		if (atomic_compare_exchange_strong_explicit(
+			    &c->state, &s, LFPI_CACHE_EXITING,
+			    memory_order_acquire, memory_order_acquire))
+			cache_release(c);
+		else
+			free(c); /* orphaned: the pool is gone */
+	}
+	cache_mine = NULL;
+}
+
+void lfpi_cache_destroy_all(struct lfp_pool *pool)
+{
+	struct lfp_cache *c, *next;
+	uint32_t s;
+
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	for (; c; c = next) {
+		next = c->reg_next;
+		/* Acquire: pairs with the release store of DEAD in
+		 * cache_release by an exiting thread. */
+		while ((s = atomic_load_explicit(&c->state,
+						 memory_order_acquire)) ==
+		       LFPI_CACHE_EXITING)
+			sched_yield();
+		/* A live thread's cache becomes an orphan its thread frees;
+		 * acq_rel pairs with the CAS in cache_thread_exit. */
+		if (s == LFPI_CACHE_IMPLICIT &&
+		    atomic_compare_exchange_strong_explicit(
+			    &c->state, &s, LFPI_CACHE_ORPHANED,
+			    memory_order_acq_rel, memory_order_acquire))
+			continue;
+		if (s == LFPI_CACHE_EXITING) { /* lost the race: wait again */
+			next = c;
+			continue;
+		}
+		free(c);
+	}
+}
+
+uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
+			uint64_t *cached)
+{
+	struct lfp_pool *p = (struct lfp_pool *)pool; /* loads write nothing */
+	uint64_t sum = 0, parked = 0;
+	struct lfp_cache *c;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	for (c = atomic_load_explicit(&p->caches, memory_order_acquire); c;
+	     c = c->reg_next) {
+		sum += atomic_load_explicit(
+			(_Atomic uint64_t *)((char *)&c->ctr + counter),
+			memory_order_relaxed);
+		parked += atomic_load_explicit(&c->count, memory_order_relaxed);
+	}
+	if (cached)
+		*cached = parked;
+	return sum;
+}
+
+int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
+		    void *arg)
+{
+	struct lfp_cache *c;
+	uint32_t i, n;
+	int r;
+
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	for (; c; c = c->reg_next) {
+		n = atomic_load_explicit(&c->count, memory_order_relaxed);
+		for (i = 0; i < n; i++)
+			if ((r = fn(atomic_load_explicit(&c->slots[i],
+							 memory_order_relaxed),
+				    arg)))
+				return r;
+	}
+	return 0;
+}
+
+struct lfp_cache *lfp_cache_create(struct lfp_pool *pool)
+{
+	return pool ? cache_claim(pool, LFPI_CACHE_EXPLICIT) : NULL;
+}
+
+void lfp_cache_destroy(struct lfp_cache *cache)
+{
+	if (cache)
+		cache_release(cache);
+}
+
+void *lfp_cache_alloc(struct lfp_cache *cache)
+{
+	return cache ? lfpi_cache_alloc(cache) : NULL;
+}
+
+int lfp_cache_free(struct lfp_cache *cache, void *obj)
+{
+	return cache ? lfpi_cache_free(cache, obj) : -EINVAL;
+}
+
+void lfp_cache_flush(struct lfp_cache *cache)
+{
+	if (cache)
+		cache_drain(cache);
+}

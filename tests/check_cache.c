@@ -1,0 +1,388 @@
+/* Per-thread caches: explicit and implicit, batching, stealing, thread
+ * exit, bulk calls, and pools destroyed under threads' feet. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static void expect_accounted(struct lfp_pool *pool, uint64_t live)
+{
+	struct lfpi_census census;
+	struct lfp_stats st;
+
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, live);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
+}
+
+START_TEST(explicit_cache_batches)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
+				  .cache_size = 8, .batch_size = 4 };
+	struct lfp_pool *pool;
+	struct lfp_cache *c;
+	struct lfp_stats st;
+	void *obj[9];
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	c = lfp_cache_create(pool);
+	ck_assert_ptr_nonnull(c);
+	for (int i = 0; i < 9; i++)
+		ck_assert_ptr_nonnull(obj[i] = lfp_cache_alloc(c));
+	lfp_stats(pool, &st);
+	/* 9 objects in batches of 4 fresh slots: 3 refills, 3 left over. */
+	ck_assert_uint_eq(st.refills, 3);
+	ck_assert_uint_eq(st.cached, 3);
+	ck_assert_uint_eq(st.high_water, 12);
+	ck_assert_uint_eq(st.cache_hits, 9 - 3);
+	for (int i = 0; i < 9; i++)
+		ck_assert_int_eq(lfp_cache_free(c, obj[i]), 0);
+	lfp_stats(pool, &st);
+	/* 3 + 9 = 12 > 8: the cache flushed its colder half once. */
+	ck_assert_uint_eq(st.flushes, 1);
+	ck_assert_uint_eq(st.cached, 8);
+	expect_accounted(pool, 0);
+	/* The hottest object comes back first. */
+	ck_assert_ptr_eq(lfp_cache_alloc(c), obj[8]);
+	ck_assert_int_eq(lfp_cache_free(c, obj[8]), 0);
+
+	lfp_cache_flush(c);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.cached, 0);
+	expect_accounted(pool, 0);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
+START_TEST(cache_bad_input)
+{
+	struct lfp_pool *pool = test_pool(32, 16), *other = test_pool(32, 16);
+	struct lfp_cache *c = lfp_cache_create(pool);
+	char *p = lfp_cache_alloc(c);
+	int local;
+
+	ck_assert_ptr_null(lfp_cache_create(NULL));
+	ck_assert_ptr_null(lfp_cache_alloc(NULL));
+	ck_assert_int_eq(lfp_cache_free(NULL, p), -EINVAL);
+	ck_assert_int_eq(lfp_cache_free(c, NULL), -EINVAL);
+	ck_assert_int_eq(lfp_cache_free(c, p + 1), -EINVAL);
+	ck_assert_int_eq(lfp_cache_free(c, &local), -EFAULT);
+	ck_assert_int_eq(lfp_cache_free(c, lfp_alloc(other)), -EFAULT);
+	ck_assert_int_eq(lfp_cache_free(c, p), 0);
+	ck_assert_int_eq(lfp_cache_free(c, p), -EALREADY);
+	ck_assert_int_eq(lfp_free(pool, p), -EALREADY);
+	lfp_cache_flush(NULL);
+	lfp_cache_destroy(NULL);
+	expect_accounted(pool, 0);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+	lfp_destroy(other);
+}
+END_TEST
+
+START_TEST(bad_cache_configs)
+{
+	struct lfp_config cfg = { .obj_size = 8, .capacity = 64 };
+	struct lfp_pool *pool;
+
+	cfg.cache_size = LFP_MAX_CACHE_SIZE + 1;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
+	cfg.cache_size = 8, cfg.batch_size = 9;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
+	cfg.cache_size = 0, cfg.batch_size = LFP_MAX_CACHE_SIZE + 1;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
+	cfg.cache_size = 1, cfg.batch_size = 1;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+START_TEST(bulk_calls)
+{
+	struct lfp_pool *pool = test_pool_flags(16, 50, test_modes[_i]);
+	void *objs[64];
+	int local;
+
+	ck_assert_uint_eq(lfp_alloc_bulk(pool, objs, 20), 20);
+	ck_assert_uint_eq(lfp_alloc_bulk(pool, objs + 20, 44), 30);
+	ck_assert_uint_eq(lfp_alloc_bulk(pool, objs, 0), 0);
+	ck_assert_uint_eq(lfp_alloc_bulk(NULL, objs, 4), 0);
+	ck_assert_ptr_nonnull(objs[0]); /* a failed call writes nothing */
+	ck_assert_uint_eq(lfp_alloc_bulk(pool, NULL, 4), 0);
+	expect_accounted(pool, 50);
+	objs[50] = &local;     /* foreign */
+	objs[51] = objs[0];    /* double */
+	objs[52] = NULL;
+	ck_assert_uint_eq(lfp_free_bulk(pool, objs, 53), 50);
+	ck_assert_uint_eq(lfp_free_bulk(pool, NULL, 3), 0);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* Threads fill their implicit caches and exit: every slot comes back. */
+static void *fill_and_exit(void *arg)
+{
+	struct lfp_pool *pool = arg;
+	void *objs[40];
+	size_t n = lfp_alloc_bulk(pool, objs, 40);
+
+	lfp_free_bulk(pool, objs, n);
+	return (void *)n;
+}
+
+START_TEST(exiting_threads_lose_nothing)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 4096,
+				  .cache_size = 64 };
+	struct lfp_pool *pool;
+	struct lfp_stats st;
+	pthread_t th[8];
+	void *got;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 8; i++)
+			pthread_create(&th[i], NULL, fill_and_exit, pool);
+		for (int i = 0; i < 8; i++) {
+			pthread_join(th[i], &got);
+			ck_assert_uint_eq((uintptr_t)got, 40);
+		}
+		lfp_stats(pool, &st);
+		ck_assert_uint_eq(st.cached, 0);
+		expect_accounted(pool, 0);
+	}
+	/* Caches are recycled, not made anew per thread. */
+	{
+		unsigned n = 0;
+		for (struct lfp_cache *c = atomic_load(&pool->caches); c;
+		     c = c->reg_next)
+			n++;
+		ck_assert_uint_le(n, 8);
+	}
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * No false exhaustion: 4 threads hold all 32 slots of a pool; one frees an
+ * object into its cache and goes idle; every other thread in turn must be
+ * able to take that last free slot, and put it back into its own cache.
+ */
+enum { NTH = 4, SMALL = 32 };
+static struct lfp_pool *small_pool;
+static pthread_barrier_t bar;
+static _Atomic int turn_failures;
+static bool use_explicit;
+
+static void *last_slot(void *arg)
+{
+	int self = (int)(intptr_t)arg;
+	struct lfp_cache *c = use_explicit ? lfp_cache_create(small_pool) : NULL;
+	void *mine[SMALL / NTH], *last;
+
+	for (int i = 0; i < SMALL / NTH; i++) {
+		mine[i] = c ? lfp_cache_alloc(c) : lfp_alloc(small_pool);
+		if (!mine[i])
+			atomic_fetch_add(&turn_failures, 1);
+	}
+	pthread_barrier_wait(&bar);
+	/* Thread 0 frees one object into its cache; then each thread in
+	 * turn takes the last free slot and frees it into its own cache. */
+	for (int turn = 0; turn < 2 * NTH; turn++) {
+		if (turn % NTH == self) {
+			if (turn == 0) {
+				last = mine[0];
+			} else {
+				last = c ? lfp_cache_alloc(c) : lfp_alloc(small_pool);
+				if (!last)
+					atomic_fetch_add(&turn_failures, 1);
+			}
+			if (last && (c ? lfp_cache_free(c, last)
+				       : lfp_free(small_pool, last)))
+				atomic_fetch_add(&turn_failures, 1);
+		}
+		pthread_barrier_wait(&bar);
+	}
+	for (int i = self == 0; i < SMALL / NTH; i++)
+		if (mine[i])
+			c ? lfp_cache_free(c, mine[i]) : lfp_free(small_pool, mine[i]);
+	pthread_barrier_wait(&bar); /* keep caches alive until all are back */
+	lfp_cache_destroy(c);
+	return NULL;
+}
+
+START_TEST(no_false_exhaustion)
+{
+	pthread_t th[NTH];
+	struct lfp_stats st;
+
+	use_explicit = _i & 1;
+	small_pool = test_pool(64, SMALL);
+#if defined(__linux__)
+	/* Linux has had membarrier since 4.14: the fast mode must be on. */
+	ck_assert_int_eq(lfpi_cache_membarrier, 1);
+#endif
+	lfpi_cache_membarrier = _i < 2; /* 2, 3: the seq_cst fallback */
+	atomic_store(&turn_failures, 0);
+	pthread_barrier_init(&bar, NULL, NTH);
+	for (int i = 0; i < NTH; i++)
+		pthread_create(&th[i], NULL, last_slot, (void *)(intptr_t)i);
+	for (int i = 0; i < NTH; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	ck_assert_int_eq(atomic_load(&turn_failures), 0);
+	lfp_stats(small_pool, &st);
+	ck_assert_uint_ge(st.steals, 2 * NTH - 1);
+	ck_assert_uint_eq(st.failed_allocs, 0);
+	expect_accounted(small_pool, 0);
+	lfp_destroy(small_pool);
+}
+END_TEST
+
+/* Objects allocated by one thread are released by another into its cache. */
+static struct lfp_pool *xpool;
+static void *xobjs[1000];
+
+static void *free_all(void *arg)
+{
+	struct lfp_cache *c = arg ? lfp_cache_create(xpool) : NULL;
+	long bad = 0;
+
+	for (int i = 0; i < 1000; i++)
+		bad += (c ? lfp_cache_free(c, xobjs[i])
+			  : lfp_free(xpool, xobjs[i])) != 0;
+	lfp_cache_destroy(c);
+	return (void *)bad;
+}
+
+START_TEST(cross_thread_frees)
+{
+	pthread_t th;
+	void *bad;
+
+	xpool = test_pool(64, 1000);
+	for (int i = 0; i < 1000; i++)
+		ck_assert_ptr_nonnull(xobjs[i] = lfp_alloc(xpool));
+	pthread_create(&th, NULL, free_all, (void *)(intptr_t)_i);
+	pthread_join(th, &bad);
+	ck_assert_ptr_null(bad);
+	expect_accounted(xpool, 0);
+	/* Everything can be allocated again, here. */
+	for (int i = 0; i < 1000; i++)
+		ck_assert_ptr_nonnull(lfp_alloc(xpool));
+	ck_assert_ptr_null(lfp_alloc(xpool));
+	lfp_destroy(xpool);
+}
+END_TEST
+
+/*
+ * A pool is destroyed while other threads still hold implicit caches for
+ * it. They then use a new pool (perhaps at the same address) and exit;
+ * none may touch the old pool's memory (it is unmapped: a touch crashes,
+ * and ASan reports the cache's use after free).
+ */
+static struct lfp_pool *gone, *fresh;
+static pthread_barrier_t gone_bar;
+
+static void *outlive_pool(void *arg)
+{
+	void *p = lfp_alloc(gone);
+	long bad = 0;
+
+	(void)arg;
+	bad += lfp_free(gone, p) != 0;
+	pthread_barrier_wait(&gone_bar); /* main destroys the pool */
+	pthread_barrier_wait(&gone_bar); /* main made a new one */
+	p = lfp_alloc(fresh);
+	bad += p == NULL;
+	bad += lfp_free(fresh, p) != 0;
+	return (void *)bad;
+}
+
+START_TEST(destroy_under_threads)
+{
+	pthread_t th[4];
+	void *bad;
+
+	gone = test_pool(64, 256);
+	pthread_barrier_init(&gone_bar, NULL, 5);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, outlive_pool, NULL);
+	pthread_barrier_wait(&gone_bar);
+	lfp_destroy(gone);
+	fresh = test_pool(64, 256);
+	pthread_barrier_wait(&gone_bar);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], &bad);
+		ck_assert_ptr_null(bad);
+	}
+	expect_accounted(fresh, 0);
+	lfp_destroy(fresh);
+	pthread_barrier_destroy(&gone_bar);
+}
+END_TEST
+
+/* With LFP_F_STRICT, two racing releases of one object: exactly one wins. */
+static struct lfp_pool *rpool;
+static void *_Atomic target;
+static _Atomic int wins;
+static pthread_barrier_t race_bar;
+
+static void *race_free(void *arg)
+{
+	(void)arg;
+	for (int r = 0; r < 2000; r++) {
+		pthread_barrier_wait(&race_bar);
+		if (lfp_free(rpool, atomic_load(&target)) == 0)
+			atomic_fetch_add(&wins, 1);
+		pthread_barrier_wait(&race_bar);
+	}
+	return NULL;
+}
+
+START_TEST(strict_racing_double_free)
+{
+	pthread_t th[2];
+
+	rpool = test_pool_flags(64, 64, LFP_F_STRICT);
+	pthread_barrier_init(&race_bar, NULL, 3);
+	atomic_store(&wins, 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, race_free, NULL);
+	for (int r = 0; r < 2000; r++) {
+		atomic_store(&target, lfp_alloc(rpool));
+		pthread_barrier_wait(&race_bar);
+		pthread_barrier_wait(&race_bar);
+		ck_assert_int_eq(atomic_load(&wins), r + 1);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&race_bar);
+	expect_accounted(rpool, 0);
+	lfp_destroy(rpool);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *tc = tcase_create("cache");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, explicit_cache_batches);
+	tcase_add_test(tc, cache_bad_input);
+	tcase_add_test(tc, bad_cache_configs);
+	tcase_add_loop_test(tc, bulk_calls, 0, TEST_NMODES);
+	tcase_add_test(tc, exiting_threads_lose_nothing);
+	/* 0, 1: implicit/explicit with membarrier; 2, 3: seq_cst fallback */
+	tcase_add_loop_test(tc, no_false_exhaustion, 0, 4);
+	tcase_add_loop_test(tc, cross_thread_frees, 0, 2);
+	tcase_add_test(tc, destroy_under_threads);
+	tcase_add_test(tc, strict_racing_double_free);
+	suite_add_tcase(s, tc);
+	return test_run(s);
+}
