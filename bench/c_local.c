@@ -12,7 +12,7 @@
 #define LOCAL_PER_THREAD (BENCH_CAPACITY / BENCH_MAX_THREADS)
 
 struct local_stack {
-	uint32_t n;
+	alignas(BENCH_CACHELINE) uint32_t n; /* sizeof: a multiple of 64 */
 	void *objs[LOCAL_PER_THREAD];
 };
 

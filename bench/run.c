@@ -196,7 +196,7 @@ int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
 {
 	struct bench_run *run = run_new(ct, wl, nthreads);
 	struct run_sample a, b;
-	int failed;
+	const char *failed;
 
 	if (!run)
 		return -1;
@@ -205,16 +205,22 @@ int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
 		return -1;
 	}
 	run_timed(run, warm_ms, time_ms, &a, &b);
-	failed = ct->teardown();
+	failed = ct->teardown() ? "the contender found itself inconsistent" : NULL;
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; i < nthreads; i++) {
-		failed |= run->w[i].failed;
+		if (run->w[i].failed)
+			failed = "an allocation failed";
 		out->overflows += run->w[i].overflows;
 	}
-	if (!failed && b.ops > a.ops && b.wall > a.wall) {
+	if (!failed && b.ops <= a.ops)
+		failed = "no operation completed in the timed window";
+	if (!failed) {
 		out->mops = (double)(b.ops - a.ops) / (b.wall - a.wall) * 1e-6;
 		out->cpu_ns = (b.cpu - a.cpu) / (double)(b.ops - a.ops) * 1e9;
 	}
 	run_free(run);
-	return failed || out->mops <= 0 ? -1 : 0;
+	if (failed)
+		fprintf(stderr, "lfpbench: %s, %s, %u threads: %s\n", ct->name,
+			bench_wl_name[wl], nthreads, failed);
+	return failed ? -1 : 0;
 }
