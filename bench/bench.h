@@ -128,6 +128,7 @@ struct bench_table {
 	char kernel[128];
 	char load_before[64], load_after[64];
 	char malloc_origin[256];
+	unsigned lfp_cache_size, lfp_batch_size;
 	long ncpu;
 	double seconds;
 	struct bench_cell cell[BENCH_NCT][WL_COUNT][BENCH_MAX_TCOUNTS];
@@ -135,6 +136,12 @@ struct bench_table {
 
 /* report.c */
 int bench_report(const struct bench_table *t, const char *dir);
+/* raw.c: every repetition, and back */
+int bench_raw_write(const struct bench_table *t, const char *path);
+/* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
+int bench_load(struct bench_table *t,
+	       const struct bench_contender *const all[BENCH_NCT],
+	       const char *path);
 
 /* workloads */
 extern const char *const bench_wl_name[WL_COUNT];
@@ -174,6 +181,9 @@ extern const struct bench_contender bench_lfp_explicit;
 
 /* main.c: print per-run details from the contenders (--verbose) */
 extern int bench_verbose;
+
+/* c_lfpool.c: lfp_config.cache_size and batch_size (0: the default) */
+void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
 
 /* c_malloc.c: which malloc this process really calls */
 const char *bench_malloc_origin(void);

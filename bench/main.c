@@ -40,7 +40,8 @@ struct main_opts {
 	unsigned threads[BENCH_MAX_TCOUNTS], ntc;
 	bool wl_on[WL_COUNT];
 	bool ct_on[BENCH_NCT];
-	const char *jemalloc, *tcmalloc, *out;
+	const char *jemalloc, *tcmalloc, *out, *from;
+	unsigned lfp_cache_size, lfp_batch_size;
 	/* --child */
 	const char *child_ct;
 	int child_wl;
@@ -66,6 +67,12 @@ static void main_usage(FILE *f)
 		"  --tcmalloc PATH      libtcmalloc.so to LD_PRELOAD for its row\n"
 		"  --out DIR            where results.md, raw.tsv and the plot "
 		"data go (default .)\n"
+		"  --lfp-cache-size N   lfp_config.cache_size of the cached "
+		"lfpool rows (default 0:\n"
+		"                       the library's default)\n"
+		"  --lfp-batch-size N   lfp_config.batch_size (default 0)\n"
+		"  --from FILE          no measuring: rewrite the report from "
+		"a raw.tsv\n"
 		"  --verbose            per-run details on stderr\n");
 }
 
@@ -140,7 +147,8 @@ static unsigned main_num(const char *arg, unsigned lo, unsigned hi)
 }
 
 enum { OPT_QUICK = 256, OPT_REPS, OPT_TIME, OPT_WARM, OPT_THREADS, OPT_WL,
-       OPT_CT, OPT_JE, OPT_TC, OPT_OUT, OPT_VERBOSE, OPT_CHILD, OPT_HELP };
+       OPT_CT, OPT_JE, OPT_TC, OPT_OUT, OPT_VERBOSE, OPT_CHILD, OPT_HELP,
+       OPT_CACHE, OPT_BATCH, OPT_FROM };
 
 static const struct option main_longopts[] = {
 	{ "quick", no_argument, NULL, OPT_QUICK },
@@ -156,6 +164,9 @@ static const struct option main_longopts[] = {
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "child", required_argument, NULL, OPT_CHILD },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "lfp-cache-size", required_argument, NULL, OPT_CACHE },
+	{ "lfp-batch-size", required_argument, NULL, OPT_BATCH },
+	{ "from", required_argument, NULL, OPT_FROM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -200,6 +211,15 @@ static bool main_opt(int c, const char *arg, struct main_opts *o)
 	case OPT_HELP:
 		main_usage(stdout);
 		exit(0);
+	case OPT_CACHE:
+		o->lfp_cache_size = main_num(arg, 0, 1u << 20);
+		return true;
+	case OPT_BATCH:
+		o->lfp_batch_size = main_num(arg, 0, 1u << 20);
+		return true;
+	case OPT_FROM:
+		o->from = arg;
+		return true;
 	}
 	return false;
 }
@@ -427,6 +447,9 @@ static void main_setup(const struct main_opts *o, struct bench_table *t)
 	t->ntc = o->ntc;
 	memcpy(t->threads, o->threads, sizeof(t->threads));
 	memcpy(t->wl_on, o->wl_on, sizeof(t->wl_on));
+	t->lfp_cache_size = o->lfp_cache_size;
+	t->lfp_batch_size = o->lfp_batch_size;
+	bench_lfp_config(o->lfp_cache_size, o->lfp_batch_size);
 	main_machine(t);
 	for (int i = 0; i < BENCH_NCT; i++) {
 		const struct bench_contender *ct = main_all[i];
@@ -474,6 +497,9 @@ int main(int argc, char **argv)
 	main_parse(argc, argv, &o);
 	if (o.child_ct)
 		return main_child(&o);
+	if (o.from)
+		return bench_load(&table, main_all, o.from) ||
+			       bench_report(&table, o.out) ? 1 : 0;
 	main_setup(&o, &table);
 	main_estimate(&table);
 	main_measure(&o, &table);

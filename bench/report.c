@@ -1,7 +1,7 @@
 /*
  * The report: medians, ratios between medians of the same run, the targets
  * lfpool's caches are held to, as markdown (results.md); every repetition
- * (raw.tsv); and one data file per workload for plot.gp.
+ * (raw.tsv, raw.c); and one data file per workload for plot.gp.
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +54,37 @@ static double report_mops(const struct bench_table *t, int ci,
 			  enum bench_workload wl, unsigned ti)
 {
 	return ci < 0 ? NAN : report_median(&t->cell[ci][wl][ti], 0);
+}
+
+/*
+ * Speed as wall-clock throughput (Mops/s), or, with cpu, as operations
+ * per CPU microsecond (1000 / ns per op): the second leaves out the time
+ * other programs took from the workers, so ratios of it stay put on a
+ * busy machine where ratios of wall-clock throughput wander.
+ */
+static double report_speed(const struct bench_table *t, int ci,
+			   enum bench_workload wl, unsigned ti, bool cpu)
+{
+	if (ci < 0)
+		return NAN;
+	if (cpu)
+		return 1000 / report_median(&t->cell[ci][wl][ti], 1);
+	return report_median(&t->cell[ci][wl][ti], 0);
+}
+
+/* "wall (cpu)" ratio of two contenders' speeds, or a dash. */
+static void report_ratio_cell(FILE *f, const struct bench_table *t, int ci,
+			      int base, enum bench_workload wl, unsigned ti)
+{
+	double w = report_speed(t, ci, wl, ti, false) /
+		   report_speed(t, base, wl, ti, false);
+	double c = report_speed(t, ci, wl, ti, true) /
+		   report_speed(t, base, wl, ti, true);
+
+	if (isnan(w))
+		fputs(" | –", f);
+	else
+		fprintf(f, " | %.2f (%.2f)", w, c);
 }
 
 static void report_num(FILE *f, double v, const char *fmt)
@@ -121,21 +152,18 @@ static void report_workload(FILE *f, const struct bench_table *t,
 			}
 		}
 	}
-	fprintf(f, "\nThroughput as a multiple of the thread-local array's "
-		   "and of glibc's:\n\n");
+	fprintf(f, "\nSpeed as a multiple of the thread-local array's and "
+		   "of glibc's: wall-clock throughput (CPU time per "
+		   "operation):\n\n");
 	report_head(f, t, "×local", "×glibc");
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
 		if (!report_has_row(t, ci, wl))
 			continue;
 		fprintf(f, "| %s", t->ct[ci]->name);
 		for (unsigned ti = 0; ti < t->ntc; ti++)
-			report_num(f, report_mops(t, ci, wl, ti) /
-					      report_mops(t, local, wl, ti),
-				   "%.2f");
+			report_ratio_cell(f, t, ci, local, wl, ti);
 		for (unsigned ti = 0; ti < t->ntc; ti++)
-			report_num(f, report_mops(t, ci, wl, ti) /
-					      report_mops(t, glibc, wl, ti),
-				   "%.2f");
+			report_ratio_cell(f, t, ci, glibc, wl, ti);
 		fputs(" |\n", f);
 	}
 	if (worst > 0)
@@ -190,59 +218,85 @@ static int report_tindex(const struct bench_table *t, unsigned threads)
 	return -1;
 }
 
-/* The ratio a target looks at, for one thread count (NAN if unknown). */
+/*
+ * The ratio a target looks at, for one thread count (NAN if unknown), by
+ * wall-clock throughput or, with cpu, by CPU time per operation. Handoff
+ * on one thread hands nothing to anyone, so the handoff target starts at
+ * two threads.
+ */
 static double report_ratio(const struct bench_table *t, enum report_kind k,
-			   int ci, enum bench_workload wl, unsigned ti)
+			   int ci, enum bench_workload wl, unsigned ti,
+			   bool cpu)
 {
-	double me = report_mops(t, ci, wl, ti), best = NAN;
+	double me = report_speed(t, ci, wl, ti, cpu), best;
 	int two = report_tindex(t, 2), eight = report_tindex(t, 8);
 
 	switch (k) {
 	case VS_LOCAL:
-		return me / report_mops(t, report_find(t, "local"), wl, ti);
+		return me / report_speed(t, report_find(t, "local"), wl, ti, cpu);
 	case VS_PEERS:
-		best = fmax(report_mops(t, report_find(t, "mimalloc"), wl, ti),
-			    report_mops(t, report_find(t, "jemalloc"), wl, ti));
-		best = fmax(best, report_mops(t, report_find(t, "tcmalloc"),
-					      wl, ti));
+		best = fmax(report_speed(t, report_find(t, "mimalloc"), wl, ti,
+					 cpu),
+			    report_speed(t, report_find(t, "jemalloc"), wl, ti,
+					 cpu));
+		best = fmax(best, report_speed(t, report_find(t, "tcmalloc"),
+					       wl, ti, cpu));
 		return me / best;
 	case VS_MIMALLOC:
-		return me / report_mops(t, report_find(t, "mimalloc"), wl, ti);
+		if (t->threads[ti] < 2)
+			return NAN;
+		return me / report_speed(t, report_find(t, "mimalloc"), wl, ti,
+					 cpu);
 	case SCALING:
 		if (two < 0 || eight < 0 || ti != (unsigned)eight)
 			return NAN;
-		return me / report_mops(t, ci, wl, (unsigned)two);
+		return me / report_speed(t, ci, wl, (unsigned)two, cpu);
 	}
 	return NAN;
 }
 
-/* One row: the worst ratio over the thread counts of one workload. */
+/* The worst ratio over the thread counts; *at gets its thread count. */
+static double report_worst(const struct bench_table *t,
+			   const struct report_target *g, int ci,
+			   enum bench_workload wl, bool cpu, unsigned *at)
+{
+	double worst = NAN;
+
+	for (unsigned ti = 0; ti < t->ntc; ti++) {
+		double r = report_ratio(t, g->kind, ci, wl, ti, cpu);
+
+		if (!isnan(r) && (isnan(worst) || r < worst)) {
+			worst = r;
+			*at = t->threads[ti];
+		}
+	}
+	return worst;
+}
+
+/* One row: the worst ratios over the thread counts of one workload.
+ * Returns 1 if the wall-clock ratio misses the target. */
 static int report_target_row(FILE *f, const struct bench_table *t,
 			     const struct report_target *g, int ci,
 			     enum bench_workload wl)
 {
-	double worst = INFINITY;
-	unsigned at = 0;
-	bool met;
+	unsigned wat = 0, cat = 0;
+	double w = report_worst(t, g, ci, wl, false, &wat);
+	double c = report_worst(t, g, ci, wl, true, &cat);
+	const char *verdict;
 
-	for (unsigned ti = 0; ti < t->ntc; ti++) {
-		double r = report_ratio(t, g->kind, ci, wl, ti);
-
-		if (!isnan(r) && r < worst) {
-			worst = r;
-			at = t->threads[ti];
-		}
-	}
-	if (isinf(worst)) {
-		fprintf(f, "| %s | %s | – | – | not measured |\n", g->text,
-			bench_wl_name[wl]);
+	if (isnan(w)) {
+		fprintf(f, "| %s | %s | – | – | %.2f | not measured |\n",
+			g->text, bench_wl_name[wl], g->need);
 		return 0;
 	}
-	met = worst >= g->need;
-	fprintf(f, "| %s | %s | %.2f at %uT | %.2f | %s |\n", g->text,
-		bench_wl_name[wl], worst, at, g->need,
-		met ? "met" : "**missed**");
-	return met ? 0 : 1;
+	if (w >= g->need)
+		verdict = c >= g->need ? "met" : "met (by CPU time: missed)";
+	else
+		verdict = c >= g->need ? "**missed** (by CPU time: met)"
+				       : "**missed**";
+	fprintf(f, "| %s | %s | %.2f at %uT | %.2f at %uT | %.2f | %s |\n",
+		g->text, bench_wl_name[wl], w, wat, c, cat, g->need, verdict);
+	return w < g->need;
 }
 
 static void report_targets_md(FILE *f, const struct bench_table *t)
@@ -252,14 +306,18 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 		      t->avail[report_find(t, "lfp_implicit")];
 
 	fprintf(f, "\n## Targets\n\nEach row is the worst ratio over the "
-		   "thread counts measured, from medians of this run.\n");
+		   "thread counts measured, from medians of this run: by "
+		   "wall-clock throughput, which the targets are written "
+		   "for, and by CPU time per operation, which other load on "
+		   "the machine disturbs far less. The handoff target starts "
+		   "at 2 threads.\n");
 	if (!caches)
 		fprintf(f, "\nThe per-thread caches are not in this build: "
 			   "the rows below measure the bare shared pool "
 			   "(lfp_bare) against the caches' targets, for "
 			   "information only.\n");
-	fprintf(f, "\n| target | workload | measured | needed | |\n"
-		   "|---|---|---:|---:|---|\n");
+	fprintf(f, "\n| target | workload | wall-clock | CPU time | needed "
+		   "| |\n|---|---|---:|---:|---:|---|\n");
 	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
 	     i++) {
 		const struct report_target *g = &report_targets[i];
@@ -271,7 +329,8 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 			if (report_target_wl(g->kind, wl) && t->wl_on[wl])
 				missed += report_target_row(f, t, g, ci, wl);
 	}
-	fprintf(f, "\n%d target rows missed.\n", missed);
+	fprintf(f, "\n%d target rows missed by wall-clock throughput.\n",
+		missed);
 }
 
 static void report_contenders(FILE *f, const struct bench_table *t)
@@ -307,6 +366,8 @@ static void report_header(FILE *f, const struct bench_table *t)
 		"- Each number: the median of %u runs; within a repetition "
 		"the contenders take turns in a rotating order\n"
 		"- malloc in the driver process: %s\n"
+		"- lfpool cache rows: lfp_config.cache_size %u, batch_size %u "
+		"(0: the library's default)\n"
 		"- Wall time of the whole measurement: %.0f s\n\n"
 		"An operation is one allocation and one release (handoff: one "
 		"object passed; particles: one particle spawned, aged and "
@@ -317,7 +378,8 @@ static void report_header(FILE *f, const struct bench_table *t)
 		"machine. Ratios are between medians of this run.\n",
 		t->date, t->cpu, t->ncpu, t->kernel, t->load_before,
 		t->load_after, BENCH_OBJ_SIZE, t->warm_ms, t->time_ms, t->reps,
-		t->malloc_origin, t->seconds);
+		t->malloc_origin, t->lfp_cache_size, t->lfp_batch_size,
+		t->seconds);
 }
 
 static int report_md(const struct bench_table *t, const char *path)
@@ -333,29 +395,6 @@ static int report_md(const struct bench_table *t, const char *path)
 		if (t->wl_on[wl])
 			report_workload(f, t, wl);
 	report_targets_md(f, t);
-	return fclose(f);
-}
-
-static int report_raw(const struct bench_table *t, const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fprintf(f, "contender\tworkload\tthreads\trep\tmops\tcpu_ns_per_op\t"
-		   "mailbox_overflows\n");
-	for (int ci = 0; ci < BENCH_NCT; ci++)
-		for (int wl = 0; wl < WL_COUNT; wl++)
-			for (unsigned ti = 0; ti < t->ntc; ti++) {
-				const struct bench_cell *c = &t->cell[ci][wl][ti];
-
-				for (unsigned r = 0; r < c->n; r++)
-					fprintf(f, "%s\t%s\t%u\t%u\t%.3f\t%.3f\t%llu\n",
-						t->ct[ci]->name, bench_wl_name[wl],
-						t->threads[ti], r, c->r[r].mops,
-						c->r[r].cpu_ns,
-						(unsigned long long)c->r[r].overflows);
-			}
 	return fclose(f);
 }
 
@@ -433,7 +472,7 @@ int bench_report(const struct bench_table *t, const char *dir)
 	snprintf(path, sizeof(path), "%s/results.md", dir);
 	err = report_md(t, path);
 	snprintf(path, sizeof(path), "%s/raw.tsv", dir);
-	err |= report_raw(t, path);
+	err |= bench_raw_write(t, path);
 	err |= report_plot(t, dir);
 	if (err)
 		fprintf(stderr, "lfpbench: cannot write the report in %s\n", dir);
