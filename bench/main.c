@@ -52,7 +52,7 @@ static void main_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lfpbench [options]\n"
-		"  --quick              3 repetitions of 60 ms (about a minute)\n"
+		"  --quick              3 repetitions of 60 ms (1-2 minutes)\n"
 		"  --reps N             repetitions per cell (default 5)\n"
 		"  --time MS            timed window per run (default 200)\n"
 		"  --warmup MS          untimed start of each run (default 40)\n"
