@@ -241,15 +241,21 @@ static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
 void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
-	uint32_t retries = 0, emptied = 0, idx;
+	uint32_t retries = 0, emptied = 0, attempt = 0, idx;
 
-	idx = cache_pop_slow(c, ctl, &retries);
-	lfpi_cache_leave(c);
-	if (idx == LFPI_NIL)
-		idx = lfpi_pool_take(pool, &retries);
-	if (idx == LFPI_NIL &&
-	    lfpi_cache_steal(pool, c, &emptied, &retries))
-		idx = lfpi_pool_take(pool, &retries);
+	for (;;) {
+		idx = cache_pop_slow(c, ctl, &retries);
+		lfpi_cache_leave(c);
+		if (idx == LFPI_NIL)
+			idx = lfpi_pool_take(pool, &retries);
+		if (idx == LFPI_NIL &&
+		    lfpi_cache_steal(pool, c, &emptied, &retries))
+			idx = lfpi_pool_take(pool, &retries);
+		/* Policy hooks run here, outside the cache's operation. */
+		if (idx != LFPI_NIL || !lfpi_exhausted(pool, &attempt))
+			break;
+		ctl = lfpi_cache_enter(c);
+	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
 	lfpi_cache_count(&c->ctr.cache_misses, 1);
@@ -257,9 +263,8 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
-	lfpi_mark_live(pool, idx);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_obj(pool, idx);
+	return lfpi_hand_out(pool, idx);
 }
 
 void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)

@@ -6,6 +6,7 @@
 #define LFPOOL_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -75,6 +76,11 @@ struct lfpi_counters {
 	_Atomic uint64_t refills;
 	_Atomic uint64_t flushes;
 	_Atomic uint64_t steals;
+	_Atomic uint64_t deferred;  /* lfp_free_deferred calls accepted */
+	_Atomic uint64_t reclaimed; /* deferred slots back in the pool */
+	_Atomic uint64_t grown;
+	_Atomic uint64_t trimmed_bytes;
+	_Atomic uint64_t reclaims;
 };
 
 #define LFPI_SHARDS 16
@@ -90,6 +96,11 @@ static inline void lfpi_counters_init(struct lfpi_counters *c)
 	atomic_init(&c->refills, 0);
 	atomic_init(&c->flushes, 0);
 	atomic_init(&c->steals, 0);
+	atomic_init(&c->deferred, 0);
+	atomic_init(&c->reclaimed, 0);
+	atomic_init(&c->grown, 0);
+	atomic_init(&c->trimmed_bytes, 0);
+	atomic_init(&c->reclaims, 0);
 }
 
 /* The Treiber stack of free chains: {tag:32 | index:32} in one word. */
@@ -109,13 +120,33 @@ struct lfp_pool {
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
 	uint64_t id;              /* unique per pool ever made in the process */
+	uint32_t exhaust;         /* enum lfp_exhaust */
+	uint32_t reclaim_tries;
+	int (*reclaim)(struct lfp_pool *pool, void *arg);
+	void (*ctor)(void *obj, void *arg);
+	void (*on_alloc)(void *obj, void *arg);
+	void (*on_free)(void *obj, void *arg);
+	void *hook_arg;
 	uint32_t cache_size;      /* slots per thread cache */
 	uint32_t batch;           /* slots per exchange with the shared stack */
 
 	/* Shared and hot: each on its own cache line. */
 	struct lfpi_stack free;
-	/* Slots [bump, capacity) were never handed out (lazy first touch). */
+	/* Slots [bump, limit) were never handed out (lazy first touch). */
 	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+	/*
+	 * Slots [0, limit) are usable: capacity grows by raising it, up to
+	 * `capacity`, which is the most the pool was laid out for (its
+	 * max_capacity). Metadata exists for all of them.
+	 */
+	_Atomic uint32_t limit;
+	/* Set while lfp_trim has the free list aside (grow.c). */
+	_Atomic uint32_t trimming;
+
+	/* Rare paths: growth, trim, the deferred-release table. */
+	pthread_mutex_t grow_lock;
+	_Atomic(struct lfpi_rcu_slot *) rcu; /* mapped on first use (rcu.c) */
+	size_t rcu_size;
 
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
@@ -134,10 +165,18 @@ struct lfpi_layout {
 	size_t base_align;/* alignment the whole block needs */
 	uint32_t cache_size; /* slots per thread cache */
 	uint32_t batch;      /* slots per exchange */
+	uint32_t initial;    /* slots usable at creation */
+	uint32_t slots;      /* slots laid out (max_capacity) */
 };
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
-void *lfpi_map(size_t size, size_t align, void **map, size_t *map_size);
+void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
+	       size_t *map_size);
+size_t lfpi_page_size(void);
+/* Make [addr, addr+len) usable: 0 or -errno. A pointer so that tests can
+ * inject a failure to get memory. */
+extern int (*lfpi_commit)(void *addr, size_t len);
+int lfpi_commit_mprotect(void *addr, size_t len);
 void lfpi_unmap(void *map, size_t map_size);
 
 /*
@@ -186,6 +225,9 @@ uint32_t lfpi_stack_push(struct lfpi_stack *s, struct lfpi_slot *slots,
  */
 uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,
 			uint32_t *retries);
+/* Take every chain at once: returns the top chain's first slot (chains
+ * linked by batch_next, as on the stack) or LFPI_NIL. */
+uint32_t lfpi_stack_pop_all(struct lfpi_stack *s);
 /*
  * Call fn on every slot on the stack, top chain first, until fn returns
  * non-zero (which is returned). Only while no thread changes the stack;
@@ -203,12 +245,17 @@ struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
  * exactly one wins; without, a load and a store catch every release of a
  * free object except one that races with another release of it.
  *
+ * With expect != 0 (a handle's generation; implies strict) only that
+ * generation is released: -ESTALE if the slot holds another one, so a
+ * stale handle never touches the slot's new owner. Handles and pointers
+ * share this one CAS loop.
+ *
  * Relaxed: the word only decides which release wins; the object itself
  * reaches its next owner through the stack's or the cache's release and
  * acquire.
  */
 static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
-				 bool strict)
+				 bool strict, uint32_t expect)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
 	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
@@ -220,6 +267,8 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 		return 0;
 	}
 	do {
+		if (expect && gen != expect)
+			return -ESTALE;
 		if (!lfpi_gen_is_live(gen))
 			return -EALREADY;
 	} while (!atomic_compare_exchange_weak_explicit(
@@ -241,9 +290,12 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 		return LFPI_NIL;
 	}
 	idx = lfpi_slot_of(pool, obj, err);
-	if (LFPI_LIKELY(idx != LFPI_NIL) &&
-	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict)))
-		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL) ||
+	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict, 0)))
+		return LFPI_NIL;
+	/* Once per accepted release: the slot is free but still ours. */
+	if (LFPI_UNLIKELY(pool->on_free))
+		pool->on_free(obj, pool->hook_arg);
 	return idx;
 }
 
@@ -253,6 +305,12 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
 /* Take up to n never-used slots: returns how many, the first in *first. */
 uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
+/*
+ * Give slot idx, just marked free, back to the pool the way lfp_free does
+ * (through the thread's cache unless LFP_F_NO_CACHE); or, if err < 0,
+ * count a refused release. Returns err.
+ */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
 /* Make slot idx live (its generation odd): the caller owns the slot. */
 static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
@@ -265,6 +323,17 @@ static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 	 */
 	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+}
+
+/* Hand slot idx, just taken, to the caller: make it live, run on_alloc. */
+static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
+{
+	void *obj = lfpi_obj(pool, idx);
+
+	lfpi_mark_live(pool, idx);
+	if (LFPI_UNLIKELY(pool->on_alloc))
+		pool->on_alloc(obj, pool->hook_arg);
+	return obj;
 }
 
 /* cache.c: per-thread magazines. */
@@ -400,9 +469,8 @@ static inline void *lfpi_cache_alloc(struct lfp_cache *c)
 	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
 	lfpi_cache_leave(c);
-	lfpi_mark_live(pool, idx);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_obj(pool, idx);
+	return lfpi_hand_out(pool, idx);
 }
 
 /* Put slot idx, already marked free, into the cache. */
@@ -436,6 +504,21 @@ static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 	return 0;
 }
 
+/* grow.c: exhaustion policies, growth, reserve, trim. */
+
+/*
+ * An allocation found the pool exhausted (after stealing). Apply the
+ * pool's policy: returns true if the allocation should try again.
+ * *attempt counts reclaim calls for this allocation.
+ */
+bool lfpi_exhausted(struct lfp_pool *pool, uint32_t *attempt);
+
+/* rcu.c: deferred release. */
+
+struct lfpi_rcu_slot;
+/* At lfp_destroy: wait for pending deferred releases, unmap the table. */
+void lfpi_rcu_destroy(struct lfp_pool *pool);
+
 /* debug.c: consistency checks for tests and the stress harness. */
 
 struct lfpi_census {
@@ -443,6 +526,7 @@ struct lfpi_census {
 	uint64_t listed; /* slots on the shared free stack */
 	uint64_t cached; /* slots parked in caches */
 	uint64_t fresh;  /* slots never handed out */
+	uint64_t deferred; /* free, waiting for an RCU grace period */
 };
 
 /*

@@ -43,13 +43,23 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->slots = (struct lfpi_slot *)(base + l->slots_off);
 	pool->objs = base + l->objs_off;
 	pool->stride = l->stride;
-	pool->region_size = (size_t)cfg->capacity * l->stride;
-	pool->capacity = cfg->capacity;
+	pool->region_size = (size_t)l->slots * l->stride;
+	pool->capacity = l->slots;
 	pool->flags = cfg->flags;
+	pool->exhaust = cfg->exhaust;
+	pool->reclaim = cfg->reclaim;
+	pool->reclaim_tries = cfg->reclaim_tries ? cfg->reclaim_tries : 3;
+	pool->ctor = cfg->ctor;
+	pool->on_alloc = cfg->on_alloc;
+	pool->on_free = cfg->on_free;
+	pool->hook_arg = cfg->hook_arg;
 	if (!(l->stride & (l->stride - 1)))
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
 	lfpi_stack_init(&pool->free);
 	atomic_init(&pool->bump, 0);
+	atomic_init(&pool->limit, l->initial);
+	atomic_init(&pool->trimming, 0);
+	atomic_init(&pool->rcu, NULL);
 	atomic_init(&pool->caches, NULL);
 	for (unsigned i = 0; i < LFPI_SHARDS; i++)
 		lfpi_counters_init(&pool->shard[i]);
@@ -87,9 +97,15 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		/* Header and metadata only: the objects stay untouched. */
 		memset(base + l.slots_off, 0, l.objs_off - l.slots_off);
 	} else {
-		base = lfpi_map(l.total, l.base_align, &map, &map_size);
+		base = lfpi_map(l.total, l.objs_off + l.initial * l.stride,
+				l.base_align, &map, &map_size);
 		if (!base)
 			return -ENOMEM;
+	}
+	if ((err = pthread_mutex_init(&((struct lfp_pool *)base)->grow_lock,
+				      NULL))) {
+		lfpi_unmap(map, map_size);
+		return -err;
 	}
 	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	((struct lfp_pool *)base)->map = map;
@@ -102,27 +118,35 @@ void lfp_destroy(struct lfp_pool *pool)
 {
 	if (!pool)
 		return;
+	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
+	pthread_mutex_destroy(&pool->grow_lock);
 	lfpi_unmap(pool->map, pool->map_size);
 }
 
 uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
 {
 	uint32_t b = atomic_load_explicit(&pool->bump, memory_order_relaxed);
-	uint32_t take;
+	uint32_t take, limit;
 
 	/*
-	 * Relaxed: fresh slots' metadata was zeroed when the pool was made,
-	 * before any thread could see the pool, and nobody else writes it.
+	 * Relaxed bump: fresh slots' metadata was zeroed when the pool was
+	 * made, before any thread could see the pool, and nobody else writes
+	 * it. Acquire limit: pairs with the release store in grow.c, after
+	 * which the new segment's memory is committed.
 	 */
 	do {
-		if (b >= pool->capacity)
+		limit = atomic_load_explicit(&pool->limit, memory_order_acquire);
+		if (b >= limit)
 			return 0;
-		take = pool->capacity - b < n ? pool->capacity - b : n;
+		take = limit - b < n ? limit - b : n;
 	} while (!atomic_compare_exchange_weak_explicit(
 		&pool->bump, &b, b + take, memory_order_relaxed,
 		memory_order_relaxed));
 	*first = b;
+	if (pool->ctor) /* once per slot ever, outside the loop above */
+		for (uint32_t i = 0; i < take; i++)
+			pool->ctor(lfpi_obj(pool, b + i), pool->hook_arg);
 	return take;
 }
 
@@ -157,26 +181,56 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 	return idx;
 }
 
+/* The pool looks empty: empty idle explicit caches, then apply the
+ * exhaustion policy, until a slot turns up or the policy gives up. */
+static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
+					     struct lfpi_counters *c,
+					     uint32_t *retries)
+{
+	uint32_t idx = LFPI_NIL, emptied = 0, attempt = 0;
+
+	do {
+		if (lfpi_cache_steal(pool, NULL, &emptied, retries))
+			idx = lfpi_pool_take(pool, retries);
+	} while (idx == LFPI_NIL && lfpi_exhausted(pool, &attempt) &&
+		 (idx = lfpi_pool_take(pool, retries)) == LFPI_NIL);
+	if (emptied)
+		pool_count(&c->steals, emptied);
+	return idx;
+}
+
 static void *pool_alloc_shared(struct lfp_pool *pool)
 {
 	struct lfpi_counters *c = lfpi_my_shard(pool);
 	uint32_t retries = 0, idx = lfpi_pool_take(pool, &retries);
 
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		idx = pool_take_hard(pool, c, &retries);
 	if (retries)
 		pool_count(&c->cas_retries, retries);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->failed_allocs, 1);
 		return NULL;
 	}
-	lfpi_mark_live(pool, idx);
 	pool_count(&c->allocs, 1);
-	return lfpi_obj(pool, idx);
+	return lfpi_hand_out(pool, idx);
+}
+
+/* Push slot idx, marked free, onto the shared stack and count it. */
+static void pool_push_shared(struct lfp_pool *pool, struct lfpi_counters *c,
+			     uint32_t idx)
+{
+	uint32_t retries = lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+
+	if (retries)
+		pool_count(&c->cas_retries, retries);
+	pool_count(&c->frees, 1);
 }
 
 static int pool_free_shared(struct lfp_pool *pool, void *obj)
 {
 	struct lfpi_counters *c = lfpi_my_shard(pool);
-	uint32_t idx, retries;
+	uint32_t idx;
 	int err = 0;
 
 	idx = lfpi_release_slot(pool, obj, &err, true);
@@ -184,10 +238,25 @@ static int pool_free_shared(struct lfp_pool *pool, void *obj)
 		pool_count(&c->rejected_frees, 1);
 		return err;
 	}
-	retries = lfpi_stack_push(&pool->free, pool->slots, idx, idx);
-	if (retries)
-		pool_count(&c->cas_retries, retries);
-	pool_count(&c->frees, 1);
+	pool_push_shared(pool, c, idx);
+	return 0;
+}
+
+/* The second half of lfp_free, for releases that were checked elsewhere
+ * (by handle): same cache, same stack, same counters. */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(err)) {
+		pool_count(&lfpi_my_shard(pool)->rejected_frees, 1);
+		return err;
+	}
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		lfpi_cache_put(c, idx);
+	else
+		pool_push_shared(pool, lfpi_my_shard(pool), idx);
 	return 0;
 }
 
@@ -247,9 +316,14 @@ static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
 	return sum;
 }
 
+static uint64_t pool_clamp(uint64_t x, uint64_t most)
+{
+	return x > most ? most : x;
+}
+
 void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 {
-	uint64_t live;
+	uint64_t live, pending;
 
 	if (!pool || !out)
 		return;
@@ -271,13 +345,24 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
 	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
 	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));
+	out->grown = pool_sum(pool, offsetof(struct lfpi_counters, grown));
+	out->trimmed_bytes =
+		pool_sum(pool, offsetof(struct lfpi_counters, trimmed_bytes));
+	out->reclaims = pool_sum(pool, offsetof(struct lfpi_counters, reclaims));
+	/* Reclaimed before deferred, as frees before allocs above. */
+	pending = pool_sum(pool, offsetof(struct lfpi_counters, reclaimed));
+	pending = pool_sum(pool, offsetof(struct lfpi_counters, deferred)) -
+		  pending;
 	lfpi_cache_sum(pool, 0, &out->cached);
 	live = out->allocs - out->frees;
-	out->capacity = pool->capacity;
-	out->live = live > pool->capacity ? pool->capacity : live;
-	if (out->cached > out->capacity - out->live)
-		out->cached = out->capacity - out->live;
-	out->free = out->capacity - out->live - out->cached;
+	out->capacity = atomic_load_explicit(
+		&((struct lfp_pool *)pool)->limit, memory_order_relaxed);
+	out->max_capacity = pool->capacity;
+	out->live = pool_clamp(live, out->capacity);
+	out->cached = pool_clamp(out->cached, out->capacity - out->live);
+	out->deferred =
+		pool_clamp(pending, out->capacity - out->live - out->cached);
+	out->free = out->capacity - out->live - out->cached - out->deferred;
 	out->high_water = atomic_load_explicit(
 		&((struct lfp_pool *)pool)->bump, memory_order_relaxed);
 }

@@ -37,6 +37,7 @@ static uint32_t slab_cache_size(const struct lfp_config *cfg)
 {
 	uint32_t n = cfg->capacity / 64;
 
+
 	return n < 2 ? 2 : n > 64 ? 64 : n;
 }
 
@@ -50,14 +51,21 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	l.align = cfg->align ? cfg->align : alignof(max_align_t);
 	if (!slab_is_pow2(l.align))
 		return -EINVAL;
-	if (cfg->capacity > LFP_MAX_CAPACITY)
+	if (cfg->capacity > LFP_MAX_CAPACITY ||
+	    cfg->max_capacity > LFP_MAX_CAPACITY)
 		return -EOVERFLOW;
+	if ((cfg->max_capacity && cfg->max_capacity < cfg->capacity) ||
+	    cfg->exhaust > LFP_EXHAUST_ABORT ||
+	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim))
+		return -EINVAL;
+	l.initial = cfg->capacity;
+	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
 	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;
 	if (!slab_round_up(cfg->obj_size, l.align, &l.stride))
 		return -EOVERFLOW;
-	if (__builtin_mul_overflow((size_t)cfg->capacity, sizeof(struct lfpi_slot),
+	if (__builtin_mul_overflow((size_t)l.slots, sizeof(struct lfpi_slot),
 				   &meta) ||
-	    __builtin_mul_overflow((size_t)cfg->capacity, l.stride, &objs))
+	    __builtin_mul_overflow((size_t)l.slots, l.stride, &objs))
 		return -EOVERFLOW;
 	if (cfg->cache_size > LFP_MAX_CACHE_SIZE ||
 	    cfg->batch_size > (cfg->cache_size ? cfg->cache_size
@@ -83,25 +91,46 @@ size_t lfp_memory_size(const struct lfp_config *cfg)
 	return lfpi_layout(cfg, &l) ? 0 : l.total;
 }
 
-/*
- * Map size bytes aligned to align. Anonymous mappings are zero-filled and
- * resident only once touched, which is what makes a large pool cheap until
- * it is used. Alignment beyond a page is had by mapping extra and trimming.
- */
-void *lfpi_map(size_t size, size_t align, void **map, size_t *map_size)
+size_t lfpi_page_size(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int lfpi_commit_mprotect(void *addr, size_t len)
+{
+	return mprotect(addr, len, PROT_READ | PROT_WRITE) ? -errno : 0;
+}
+
+int (*lfpi_commit)(void *addr, size_t len) = lfpi_commit_mprotect;
+
+/*
+ * Map size bytes aligned to align, of which the first `commit` are usable
+ * and the rest only reserved (PROT_NONE: no memory is committed for it
+ * until the pool grows into it, see grow.c). Anonymous mappings are
+ * zero-filled and resident only once touched, which is what makes a large
+ * pool cheap until it is used. Alignment beyond a page is had by mapping
+ * extra and skipping to the boundary.
+ */
+void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
+	       size_t *map_size)
+{
+	size_t page = lfpi_page_size();
 	size_t len, extra = align > page ? align : 0;
 	uintptr_t base;
 	void *p;
 
 	if (__builtin_add_overflow(size, extra, &len))
 		return NULL;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
+	p = mmap(NULL, len, commit < size ? PROT_NONE : PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	base = ((uintptr_t)p + extra) & ~(uintptr_t)(extra ? align - 1 : 0);
+	if (commit < size &&
+	    lfpi_commit(p, (base - (uintptr_t)p + commit + page - 1) & ~(page - 1))) {
+		munmap(p, len);
+		return NULL;
+	}
 	*map = p;
 	*map_size = len;
 	return (void *)base;
@@ -113,25 +142,38 @@ void lfpi_unmap(void *map, size_t map_size)
 		munmap(map, map_size);
 }
 
+/* Slots usable now. Relaxed: a stale, smaller limit only makes a pointer
+ * into the newest segment look foreign to a thread that cannot have been
+ * handed an object there yet. */
+static uint32_t slab_limit(const struct lfp_pool *pool)
+{
+	return atomic_load_explicit(&((struct lfp_pool *)pool)->limit,
+				    memory_order_relaxed);
+}
+
 bool lfp_owns(const struct lfp_pool *pool, const void *ptr)
 {
 	if (!pool || !ptr)
 		return false;
-	return (uintptr_t)ptr - (uintptr_t)pool->objs < pool->region_size;
+	return (uintptr_t)ptr - (uintptr_t)pool->objs <
+	       (size_t)slab_limit(pool) * pool->stride;
 }
 
 uint32_t lfp_index_of(const struct lfp_pool *pool, const void *obj)
 {
 	int err;
 
+	uint32_t idx;
+
 	if (!pool || !obj)
 		return LFP_NO_INDEX;
-	return lfpi_slot_of(pool, obj, &err);
+	idx = lfpi_slot_of(pool, obj, &err);
+	return idx < slab_limit(pool) ? idx : LFP_NO_INDEX;
 }
 
 void *lfp_at(const struct lfp_pool *pool, uint32_t index)
 {
-	if (!pool || index >= pool->capacity)
+	if (!pool || index >= slab_limit(pool))
 		return NULL;
 	return lfpi_obj(pool, index);
 }

@@ -94,6 +94,26 @@ uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,
 	return top;
 }
 
+uint32_t lfpi_stack_pop_all(struct lfpi_stack *s)
+{
+	uint64_t old = atomic_load_explicit(&s->head, memory_order_relaxed);
+
+	/*
+	 * A removal like any other: bump the tag, or a popper that read the
+	 * old head before us could succeed against a head that was emptied
+	 * and refilled with the same top. Acquire: pairs with the release
+	 * CAS in lfpi_stack_push; we now own every chain. Release: a popper
+	 * that sees the emptied head (its acquire load) also sees what we
+	 * wrote before, such as lfp_trim's `trimming` flag.
+	 */
+	while (stack_idx(old) != LFPI_NIL &&
+	       !atomic_compare_exchange_weak_explicit(
+		       &s->head, &old, stack_pack(stack_tag(old) + 1, LFPI_NIL),
+		       memory_order_acq_rel, memory_order_relaxed))
+		;
+	return stack_idx(old);
+}
+
 int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,
 		    int (*fn)(uint32_t idx, void *arg), void *arg)
 {

@@ -1,0 +1,166 @@
+/*
+ * Generational handles and live-object iteration.
+ *
+ * Both read the per-slot generation word (struct lfpi_slot.gen): odd while
+ * the slot's object is live, even while it is free, advanced on every
+ * allocation and release. A handle is that odd generation beside the slot
+ * index, so comparing the two words says whether the handle's object is
+ * still the one in the slot.
+ *
+ * Nothing here writes the pool but the releases by handle, which go
+ * through the same two steps as lfp_free and lfp_cache_free (mark the
+ * slot free, give it back through the same cache or stack).
+ */
+#include "internal.h"
+
+static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
+{
+	return (lfp_handle){ (uint64_t)gen << 32 | idx };
+}
+
+/*
+ * Slots [0, extent) have been handed out at least once. Relaxed: an
+ * allocation that happens-before our caller's call advanced bump before
+ * it, so we see that advance; later ones we may miss, as documented.
+ * Casting away const: loading an atomic writes nothing.
+ */
+static inline uint32_t handle_extent(const struct lfp_pool *pool)
+{
+	return atomic_load_explicit((_Atomic uint32_t *)&pool->bump,
+				    memory_order_relaxed);
+}
+
+/*
+ * Relaxed: a generation only tells whether the slot holds the object a
+ * handle names. The object's contents are published to whoever holds a
+ * handle or pointer by the means that passed it, not by this word.
+ */
+static inline uint32_t handle_gen(const struct lfp_pool *pool, uint32_t idx)
+{
+	return atomic_load_explicit(&pool->slots[idx].gen,
+				    memory_order_relaxed);
+}
+
+lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj)
+{
+	uint32_t idx, gen;
+	int err;
+
+	if (!pool || !obj)
+		return LFP_NULL_HANDLE;
+	idx = lfpi_slot_of(pool, obj, &err);
+	if (idx == LFPI_NIL)
+		return LFP_NULL_HANDLE;
+	gen = handle_gen(pool, idx);
+	return lfpi_gen_is_live(gen) ? handle_make(gen, idx) : LFP_NULL_HANDLE;
+}
+
+bool lfp_is_live(const struct lfp_pool *pool, const void *obj)
+{
+	return !lfp_handle_is_null(lfp_handle_of(pool, obj));
+}
+
+void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+
+	if (LFPI_UNLIKELY(!pool || !lfpi_gen_is_live(gen)))
+		return NULL;
+	/* extent <= capacity: a slot never handed out has no live handle. */
+	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
+		return NULL;
+	if (handle_gen(pool, idx) != gen)
+		return NULL;
+	return lfpi_obj(pool, idx);
+}
+
+/*
+ * Check h and mark its slot free in one CAS from its generation to the
+ * next: 0, or the errors of lfp_free_handle. A stale handle fails the CAS
+ * and leaves the slot, and whoever owns it now, untouched.
+ */
+static int handle_mark_free(struct lfp_pool *pool, lfp_handle h)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+	int err;
+
+	if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
+		return -EINVAL;
+	if (LFPI_UNLIKELY(idx >= pool->capacity))
+		return -EFAULT;
+	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
+		return -ESTALE;
+	err = lfpi_mark_free(pool, idx, true, gen);
+	/* Once per accepted release, as in lfpi_release_slot. */
+	if (!err && LFPI_UNLIKELY(pool->on_free))
+		pool->on_free(lfpi_obj(pool, idx), pool->hook_arg);
+	return err;
+}
+
+int lfp_free_handle(struct lfp_pool *pool, lfp_handle h)
+{
+	if (LFPI_UNLIKELY(!pool))
+		return -EINVAL;
+	return lfpi_finish_release(pool, lfp_handle_index(h),
+				   handle_mark_free(pool, h));
+}
+
+int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
+{
+	int err;
+
+	if (LFPI_UNLIKELY(!cache))
+		return -EINVAL;
+	err = handle_mark_free(cache->pool, h);
+	if (LFPI_UNLIKELY(err)) {
+		lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+		return err;
+	}
+	lfpi_cache_put(cache, lfp_handle_index(h));
+	return 0;
+}
+
+uint32_t lfp_extent(const struct lfp_pool *pool)
+{
+	return pool ? handle_extent(pool) : 0;
+}
+
+/*
+ * One pass over the generation words, calling fn on each live slot.
+ *
+ * A plain loop with a branch per slot measured as fast as building a
+ * branch-free live mask for each block of 64 slots and visiting its set
+ * bits (1.5-1.7 against 1.85-1.9 ns per live object at 10-100% occupancy,
+ * even with live slots in random order): a free slot costs about 0.05 ns
+ * here, so free stretches need no skipping aid. A live bitmap would also
+ * put two atomic read-modify-writes (>= 10 ns uncontended, on words that
+ * neighbouring threads share) on every allocation and release, whose pair
+ * costs 5.5 ns through a thread cache: the hot path matters more.
+ */
+int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
+		      uint32_t end, lfp_visit_fn fn, void *arg)
+{
+	uint32_t extent, gen;
+	int r;
+
+	if (!pool || !fn)
+		return -EINVAL;
+	/* Read once: slots handed out later are not part of this walk. */
+	extent = handle_extent(pool);
+	if (end > extent)
+		end = extent;
+	for (; begin < end; begin++) {
+		gen = handle_gen(pool, begin);
+		if (!lfpi_gen_is_live(gen))
+			continue;
+		r = fn(lfpi_obj(pool, begin), handle_make(gen, begin), arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn, void *arg)
+{
+	return lfp_foreach_range(pool, 0, UINT32_MAX, fn, arg);
+}
