@@ -60,6 +60,15 @@ enum lfp_exhaust {
 				 that must never overflow */
 };
 
+/*
+ * Fill released objects with 0x1deadb0b and check the fill when they are
+ * allocated again: a write after release is reported, naming the pool and
+ * the slot, and the program aborts. Always on in --enable-debug builds.
+ * Pools with a ctor are not filled (the constructed state must survive);
+ * under Valgrind, memcheck's own tracking replaces the fill.
+ */
+#define LFP_F_POISON (1u << 2)
+
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 

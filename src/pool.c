@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-#define POOL_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT)
+#define POOL_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
 
 static _Atomic uint64_t pool_ids = 1;
 
@@ -53,12 +53,14 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->on_alloc = cfg->on_alloc;
 	pool->on_free = cfg->on_free;
 	pool->hook_arg = cfg->hook_arg;
+	pool->obj_size = cfg->obj_size;
 	if (!(l->stride & (l->stride - 1)))
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
 	lfpi_stack_init(&pool->free);
 	atomic_init(&pool->bump, 0);
 	atomic_init(&pool->limit, l->initial);
 	atomic_init(&pool->trimming, 0);
+	atomic_init(&pool->trimmed, 0);
 	atomic_init(&pool->rcu, NULL);
 	atomic_init(&pool->caches, NULL);
 	for (unsigned i = 0; i < LFPI_SHARDS; i++)
@@ -110,6 +112,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	((struct lfp_pool *)base)->map = map;
 	((struct lfp_pool *)base)->map_size = map_size;
+	lfpi_debug_init((struct lfp_pool *)base);
 	*out = (struct lfp_pool *)base;
 	return 0;
 }
@@ -120,6 +123,7 @@ void lfp_destroy(struct lfp_pool *pool)
 		return;
 	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
+	lfpi_debug_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
 	lfpi_unmap(pool->map, pool->map_size);
 }
@@ -233,7 +237,7 @@ static int pool_free_shared(struct lfp_pool *pool, void *obj)
 	uint32_t idx;
 	int err = 0;
 
-	idx = lfpi_release_slot(pool, obj, &err, true);
+	idx = lfpi_release_slot(pool, obj, &err, LFPI_REL_STRICT);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->rejected_frees, 1);
 		return err;
