@@ -273,6 +273,12 @@ static double report_worst(const struct bench_table *t,
 	return worst;
 }
 
+/* Two decimals, or three where two would round a miss up to the target. */
+static int report_digits(double r, double need)
+{
+	return r < need && r >= need - 0.005 ? 3 : 2;
+}
+
 /* One row: the worst ratios over the thread counts of one workload.
  * Returns 1 if the wall-clock ratio misses the target. */
 static int report_target_row(FILE *f, const struct bench_table *t,
@@ -294,8 +300,9 @@ static int report_target_row(FILE *f, const struct bench_table *t,
 	else
 		verdict = c >= g->need ? "**missed** (by CPU time: met)"
 				       : "**missed**";
-	fprintf(f, "| %s | %s | %.2f at %uT | %.2f at %uT | %.2f | %s |\n",
-		g->text, bench_wl_name[wl], w, wat, c, cat, g->need, verdict);
+	fprintf(f, "| %s | %s | %.*f at %uT | %.*f at %uT | %.2f | %s |\n",
+		g->text, bench_wl_name[wl], report_digits(w, g->need), w, wat,
+		report_digits(c, g->need), c, cat, g->need, verdict);
 	return w < g->need;
 }
 
