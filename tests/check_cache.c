@@ -6,17 +6,6 @@
 
 #include "testutil.h"
 
-static void expect_accounted(struct lfp_pool *pool, uint64_t live)
-{
-	struct lfpi_census census;
-	struct lfp_stats st;
-
-	ck_audit(pool, &census);
-	ck_assert_uint_eq(census.live, live);
-	lfp_stats(pool, &st);
-	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
-}
-
 START_TEST(explicit_cache_batches)
 {
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
