@@ -170,7 +170,8 @@ static const struct option main_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static bool main_opt(int c, const char *arg, struct main_opts *o)
+/* Options that say what to measure and how long. */
+static bool main_opt_measure(int c, const char *arg, struct main_opts *o)
 {
 	switch (c) {
 	case OPT_QUICK:
@@ -193,6 +194,19 @@ static bool main_opt(int c, const char *arg, struct main_opts *o)
 		return main_list(arg, o->wl_on, WL_COUNT, main_wl_index);
 	case OPT_CT:
 		return main_list(arg, o->ct_on, BENCH_NCT, main_ct_index);
+	case OPT_CACHE:
+		o->lfp_cache_size = main_num(arg, 0, 1u << 20);
+		return true;
+	case OPT_BATCH:
+		o->lfp_batch_size = main_num(arg, 0, 1u << 20);
+		return true;
+	}
+	return false;
+}
+
+static bool main_opt(int c, const char *arg, struct main_opts *o)
+{
+	switch (c) {
 	case OPT_JE:
 		o->jemalloc = *arg ? arg : NULL;
 		return true;
@@ -201,6 +215,9 @@ static bool main_opt(int c, const char *arg, struct main_opts *o)
 		return true;
 	case OPT_OUT:
 		o->out = arg;
+		return true;
+	case OPT_FROM:
+		o->from = arg;
 		return true;
 	case OPT_VERBOSE:
 		bench_verbose = 1;
@@ -211,17 +228,8 @@ static bool main_opt(int c, const char *arg, struct main_opts *o)
 	case OPT_HELP:
 		main_usage(stdout);
 		exit(0);
-	case OPT_CACHE:
-		o->lfp_cache_size = main_num(arg, 0, 1u << 20);
-		return true;
-	case OPT_BATCH:
-		o->lfp_batch_size = main_num(arg, 0, 1u << 20);
-		return true;
-	case OPT_FROM:
-		o->from = arg;
-		return true;
 	}
-	return false;
+	return main_opt_measure(c, arg, o);
 }
 
 static void main_parse(int argc, char **argv, struct main_opts *o)

@@ -120,17 +120,10 @@ static bool report_has_row(const struct bench_table *t, int ci,
 	return false;
 }
 
-static void report_workload(FILE *f, const struct bench_table *t,
-			    enum bench_workload wl)
+/* Medians of throughput and CPU time, one row per contender. */
+static void report_speeds(FILE *f, const struct bench_table *t,
+			  enum bench_workload wl)
 {
-	int local = report_find(t, "local"), glibc = report_find(t, "glibc");
-	double worst = 0;
-	const char *worst_ct = "";
-	unsigned worst_t = 0;
-
-	fprintf(f, "\n### %s: %s\n\nThroughput (Mops/s, higher is better) "
-		   "and CPU time per operation (ns, lower is better):\n\n",
-		bench_wl_name[wl], bench_wl_label[wl]);
 	report_head(f, t, "Mops/s", "ns/op");
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
 		if (!report_has_row(t, ci, wl))
@@ -142,19 +135,14 @@ static void report_workload(FILE *f, const struct bench_table *t,
 			report_num(f, report_median(&t->cell[ci][wl][ti], 1),
 				   "%.1f");
 		fputs(" |\n", f);
-		for (unsigned ti = 0; ti < t->ntc; ti++) {
-			double s = report_spread(&t->cell[ci][wl][ti]);
-
-			if (!isnan(s) && s > worst) {
-				worst = s;
-				worst_ct = t->ct[ci]->name;
-				worst_t = t->threads[ti];
-			}
-		}
 	}
-	fprintf(f, "\nSpeed as a multiple of the thread-local array's and "
-		   "of glibc's: wall-clock throughput (CPU time per "
-		   "operation):\n\n");
+}
+
+static void report_ratios(FILE *f, const struct bench_table *t,
+			  enum bench_workload wl)
+{
+	int local = report_find(t, "local"), glibc = report_find(t, "glibc");
+
 	report_head(f, t, "×local", "×glibc");
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
 		if (!report_has_row(t, ci, wl))
@@ -166,10 +154,44 @@ static void report_workload(FILE *f, const struct bench_table *t,
 			report_ratio_cell(f, t, ci, glibc, wl, ti);
 		fputs(" |\n", f);
 	}
+}
+
+/* The cell whose throughput varied most between its repetitions. */
+static void report_worst_spread(FILE *f, const struct bench_table *t,
+				enum bench_workload wl)
+{
+	double worst = 0;
+	int wci = 0;
+	unsigned wt = 0;
+
+	for (int ci = 0; ci < BENCH_NCT; ci++)
+		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			double s = report_spread(&t->cell[ci][wl][ti]);
+
+			if (!isnan(s) && s > worst) {
+				worst = s;
+				wci = ci;
+				wt = t->threads[ti];
+			}
+		}
 	if (worst > 0)
 		fprintf(f, "\nLargest spread between repetitions: %.0f%% of the "
 			   "median (%s, %u threads).\n",
-			worst * 100, worst_ct, worst_t);
+			worst * 100, t->ct[wci]->name, wt);
+}
+
+static void report_workload(FILE *f, const struct bench_table *t,
+			    enum bench_workload wl)
+{
+	fprintf(f, "\n### %s: %s\n\nThroughput (Mops/s, higher is better) "
+		   "and CPU time per operation (ns, lower is better):\n\n",
+		bench_wl_name[wl], bench_wl_label[wl]);
+	report_speeds(f, t, wl);
+	fprintf(f, "\nSpeed as a multiple of the thread-local array's and "
+		   "of glibc's: wall-clock throughput (CPU time per "
+		   "operation):\n\n");
+	report_ratios(f, t, wl);
+	report_worst_spread(f, t, wl);
 }
 
 /* targets */
