@@ -333,6 +333,7 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	c->pool_id = pool->id;
 	c->size = pool->cache_size;
 	c->batch = pool->batch;
+	c->quirks = pool->quirks;
 	c->tls_next = NULL;
 	atomic_init(&c->count, 0);
 	atomic_init(&c->active, 0);
