@@ -258,11 +258,13 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
-	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	if (idx == LFPI_NIL) {
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
+	/* A miss is a successful allocation that left the fast path, so
+	 * that hits = allocs - misses. */
+	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	lfpi_cache_count(&c->ctr.allocs, 1);
 	return lfpi_hand_out(pool, idx);
 }
