@@ -122,6 +122,10 @@ struct lfp_pool {
 	uint64_t id;              /* unique per pool ever made in the process */
 	size_t obj_size;
 	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
+	/* Non-zero if releases or allocations need more than the bare
+	 * minimum (hooks, debug tools, strict releases): caches then leave
+	 * their fast path for lfpi_hand_out and lfpi_release_slot. */
+	uint32_t quirks;
 	uint32_t exhaust;         /* enum lfp_exhaust */
 	uint32_t reclaim_tries;
 	int (*reclaim)(struct lfp_pool *pool, void *arg);
@@ -380,6 +384,10 @@ static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
 	return obj;
 }
 
+/* The same, out of line, for caches of pools with quirks. */
+void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx);
+uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
+
 /* cache.c: per-thread magazines. */
 
 /* lfp_cache.state */
@@ -406,6 +414,7 @@ struct lfp_cache {
 	uint64_t pool_id;
 	uint32_t size;             /* slots[] holds this many */
 	uint32_t batch;            /* slots per exchange */
+	uint32_t quirks;           /* the pool's, kept beside count */
 	_Atomic uint32_t count;    /* slots[0..count) are free slots */
 	_Atomic uint32_t active;   /* 1 while the owner is in an operation */
 	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
@@ -514,7 +523,10 @@ static inline void *lfpi_cache_alloc(struct lfp_cache *c)
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
 	lfpi_cache_leave(c);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_hand_out(pool, idx);
+	if (LFPI_UNLIKELY(c->quirks))
+		return lfpi_hand_out_quirky(pool, idx);
+	lfpi_mark_live(pool, idx);
+	return lfpi_obj(pool, idx);
 }
 
 /* Put slot idx, already marked free, into the cache. */
@@ -536,11 +548,17 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 /* lfp_free through cache c: check obj, mark it free, keep it. */
 static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 {
+	struct lfp_pool *pool = c->pool;
 	int err = 0;
-	uint32_t idx = lfpi_release_slot(c->pool, obj, &err,
-					 c->pool->flags & LFP_F_STRICT
-						 ? LFPI_REL_STRICT : 0);
+	uint32_t idx;
 
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, &err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		lfpi_cache_count(&c->ctr.rejected_frees, 1);
 		return err;

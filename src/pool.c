@@ -14,7 +14,7 @@ static _Atomic uint64_t pool_ids = 1;
 
 /* Threads are spread over the counter shards in the order they first count. */
 static _Atomic uint32_t pool_next_shard;
-static _Thread_local uint32_t pool_shard_plus1;
+static LFPI_TLS uint32_t pool_shard_plus1;
 
 struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
 {
@@ -71,6 +71,24 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->batch = l->batch;
 }
 
+static void pool_set_quirks(struct lfp_pool *pool)
+{
+	pool->quirks = pool->debug || pool->on_alloc || pool->on_free ||
+		       (pool->flags & LFP_F_STRICT);
+}
+
+LFPI_NOINLINE void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx)
+{
+	return lfpi_hand_out(pool, idx);
+}
+
+LFPI_NOINLINE uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj,
+					   int *err)
+{
+	return lfpi_release_slot(pool, obj, err,
+				 pool->flags & LFP_F_STRICT ? LFPI_REL_STRICT : 0);
+}
+
 int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 {
 	static _Atomic uint64_t probe;
@@ -113,6 +131,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	((struct lfp_pool *)base)->map = map;
 	((struct lfp_pool *)base)->map_size = map_size;
 	lfpi_debug_init((struct lfp_pool *)base);
+	pool_set_quirks((struct lfp_pool *)base);
 	*out = (struct lfp_pool *)base;
 	return 0;
 }
