@@ -31,7 +31,7 @@ while [ $i -lt "$runs" ]; do
 	"$fault" --no-progress --threads 4 --ops "$ops" --seed "$i" \
 		--mix "$1" >"$out" 2>&1
 	rc=$?
-	caught=$(grep -m 1 'VIOLATION: .*slot [0-9]' "$out")
+	caught=$(grep -m 1 -E 'VIOLATION: .*slots? [0-9]' "$out")
 	if [ $rc -ne 0 ] && [ -n "$caught" ]; then
 		echo "run $i (mix $1): caught, as it must be: $caught"
 	else
