@@ -60,6 +60,15 @@ enum lfp_exhaust {
 				 that must never overflow */
 };
 
+/*
+ * Fill released objects with 0x1deadb0b and check the fill when they are
+ * allocated again: a write after release is reported, naming the pool and
+ * the slot, and the program aborts. Always on in --enable-debug builds.
+ * Pools with a ctor are not filled (the constructed state must survive);
+ * under Valgrind, memcheck's own tracking replaces the fill.
+ */
+#define LFP_F_POISON (1u << 2)
+
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 
@@ -80,8 +89,8 @@ struct lfp_config {
 			       lfp_memory_size(cfg) bytes, see LFP_MEMORY_ALIGN */
 	size_t memory_size; /* bytes at memory; ignored if memory is NULL */
 	uint32_t cache_size; /* slots a thread cache holds, up to
-				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
-				clamped to 2 .. 64 */
+				LFP_MAX_CACHE_SIZE; 0 = capacity / 16
+				clamped to 2 .. 256 */
 	uint32_t batch_size; /* slots moved between a cache and the shared
 				list at once, <= cache_size; 0 = half */
 

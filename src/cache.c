@@ -258,11 +258,13 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
-	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	if (idx == LFPI_NIL) {
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
+	/* A miss is a successful allocation that left the fast path, so
+	 * that hits = allocs - misses. */
+	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	lfpi_cache_count(&c->ctr.allocs, 1);
 	return lfpi_hand_out(pool, idx);
 }
@@ -333,6 +335,7 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	c->pool_id = pool->id;
 	c->size = pool->cache_size;
 	c->batch = pool->batch;
+	c->quirks = pool->quirks;
 	c->tls_next = NULL;
 	atomic_init(&c->count, 0);
 	atomic_init(&c->active, 0);

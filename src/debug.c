@@ -1,13 +1,155 @@
 /*
- * Consistency checks: a census of every slot, used by the tests and the
+ * Catching users' bugs, and the pool's own: the tools that watch released
+ * objects (a fill pattern, AddressSanitizer poisoning, Valgrind memcheck's
+ * mempool requests), and a census of every slot used by the tests and the
  * stress harness to prove that nothing was lost or handed out twice.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DEBUG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DEBUG_ASAN 1
+#endif
+#endif
+#ifdef DEBUG_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
+
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#define VALGRIND_CREATE_MEMPOOL(pool, rz, zeroed) ((void)0)
+#define VALGRIND_DESTROY_MEMPOOL(pool) ((void)0)
+#define VALGRIND_MEMPOOL_ALLOC(pool, addr, size) ((void)0)
+#define VALGRIND_MEMPOOL_FREE(pool, addr) ((void)0)
+#endif
+
+/* The fill pattern, byte by byte as a little-endian 0x1deadb0b. */
+static const unsigned char debug_fill[4] = { 0x0b, 0xdb, 0xea, 0x1d };
+
+void lfpi_debug_init(struct lfp_pool *pool)
+{
+	uint32_t d = 0;
+
+#ifdef LFP_DEBUG
+	d |= LFPI_DBG_FILL | LFPI_DBG_REPORT;
+#endif
+	if (pool->flags & LFP_F_POISON)
+		d |= LFPI_DBG_FILL;
+	if (pool->ctor) /* the constructed state must survive a release */
+		d &= ~LFPI_DBG_FILL;
+#ifdef DEBUG_ASAN
+	d |= LFPI_DBG_ASAN;
+#endif
+	if (RUNNING_ON_VALGRIND) {
+		/* memcheck knows better what is defined: no fill to check. */
+		d = (d & ~LFPI_DBG_FILL) | LFPI_DBG_VALGRIND;
+		VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
+	}
+	pool->debug = d;
+}
+
+void lfpi_debug_destroy(struct lfp_pool *pool)
+{
+	uint32_t used = atomic_load_explicit(&pool->bump, memory_order_relaxed);
+
+	if (pool->debug & LFPI_DBG_VALGRIND)
+		VALGRIND_DESTROY_MEMPOOL(pool);
+	/* The memory may be the caller's, or mapped again: leave no poison. */
+	if (pool->debug & LFPI_DBG_ASAN)
+		ASAN_UNPOISON_MEMORY_REGION(lfpi_obj(pool, 0),
+					    (size_t)used * pool->stride);
+}
+
+static void debug_written_after_release(struct lfp_pool *pool, uint32_t idx,
+					size_t at)
+{
+	const unsigned char *p = lfpi_obj(pool, idx);
+
+	fprintf(stderr,
+		"lfpool: pool %p, slot %u (object %p): written after its "
+		"release: byte %zu is 0x%02x, the release fill is 0x%02x\n",
+		(void *)pool, idx, (const void *)p, at, p[at],
+		debug_fill[at % 4]);
+	abort();
+}
+
+/*
+ * Is the object still exactly as the release left it? Once lfp_trim has
+ * given pages back, those read as zeroes, so a zero byte passes too: a
+ * write of zeroes after release then goes unnoticed.
+ */
+static void debug_check_fill(struct lfp_pool *pool, uint32_t idx)
+{
+	const unsigned char *p = lfpi_obj(pool, idx);
+	bool zero_ok = atomic_load_explicit(&pool->trimmed, memory_order_relaxed);
+
+	for (size_t i = 0; i < pool->obj_size; i++)
+		if (p[i] != debug_fill[i % 4] && !(zero_ok && !p[i]))
+			debug_written_after_release(pool, idx, i);
+}
+
+void lfpi_debug_alloc(struct lfp_pool *pool, uint32_t idx, bool fresh)
+{
+	void *obj = lfpi_obj(pool, idx);
+
+	if (pool->debug & LFPI_DBG_VALGRIND)
+		VALGRIND_MEMPOOL_ALLOC(pool, obj, pool->obj_size);
+	if (pool->debug & LFPI_DBG_ASAN)
+		ASAN_UNPOISON_MEMORY_REGION(obj, pool->obj_size);
+	if ((pool->debug & LFPI_DBG_FILL) && !fresh)
+		debug_check_fill(pool, idx);
+}
+
+void lfpi_debug_free(struct lfp_pool *pool, uint32_t idx)
+{
+	unsigned char *p = lfpi_obj(pool, idx);
+
+	if (pool->debug & LFPI_DBG_FILL)
+		for (size_t i = 0; i < pool->obj_size; i++)
+			p[i] = debug_fill[i % 4];
+	if (pool->debug & LFPI_DBG_ASAN)
+		ASAN_POISON_MEMORY_REGION(p, pool->obj_size);
+	if (pool->debug & LFPI_DBG_VALGRIND)
+		VALGRIND_MEMPOOL_FREE(pool, p);
+}
+
+void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err)
+{
+	uint32_t idx;
+	int e;
+
+	if (!(pool->debug & LFPI_DBG_REPORT))
+		return;
+	idx = obj ? lfpi_slot_of(pool, obj, &e) : LFPI_NIL;
+	fprintf(stderr, "lfpool: pool %p: release of %p refused (%s)",
+		(void *)pool, obj,
+		err == -EALREADY ? "already free"
+		: err == -EFAULT ? "not in this pool"
+				 : "not the start of an object");
+	if (idx != LFPI_NIL)
+		fprintf(stderr, ": slot %u", idx);
+	else if (obj && lfp_owns(pool, obj))
+		fprintf(stderr, " inside slot %zu",
+			(size_t)((const char *)obj - pool->objs) / pool->stride);
+	fputc('\n', stderr);
+}
 
 struct debug_walk {
 	struct lfp_pool *pool;

@@ -218,6 +218,10 @@ size_t lfp_trim(struct lfp_pool *pool)
 		grow_mark_chains(pool, chains, bits);
 		bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
 		bytes = grow_madvise_idle(pool, bits, bump, limit);
+		if (bytes) /* Relaxed: read by the debug fill check, which
+			    * runs after the slot came back through the stack. */
+			atomic_store_explicit(&pool->trimmed, 1,
+					      memory_order_relaxed);
 		grow_push_chains(pool, chains);
 		/* Release: pairs with the acquire in lfpi_exhausted; the
 		 * chains are back before a waiting allocation retries. */

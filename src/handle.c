@@ -91,9 +91,8 @@ static int handle_mark_free(struct lfp_pool *pool, lfp_handle h)
 	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
 		return -ESTALE;
 	err = lfpi_mark_free(pool, idx, true, gen);
-	/* Once per accepted release, as in lfpi_release_slot. */
-	if (!err && LFPI_UNLIKELY(pool->on_free))
-		pool->on_free(lfpi_obj(pool, idx), pool->hook_arg);
+	if (!err) /* once per accepted release, as in lfpi_release_slot */
+		lfpi_released(pool, idx, false);
 	return err;
 }
 

@@ -120,6 +120,12 @@ struct lfp_pool {
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
 	uint64_t id;              /* unique per pool ever made in the process */
+	size_t obj_size;
+	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
+	/* Non-zero if releases or allocations need more than the bare
+	 * minimum (hooks, debug tools, strict releases): caches then leave
+	 * their fast path for lfpi_hand_out and lfpi_release_slot. */
+	uint32_t quirks;
 	uint32_t exhaust;         /* enum lfp_exhaust */
 	uint32_t reclaim_tries;
 	int (*reclaim)(struct lfp_pool *pool, void *arg);
@@ -142,6 +148,8 @@ struct lfp_pool {
 	_Atomic uint32_t limit;
 	/* Set while lfp_trim has the free list aside (grow.c). */
 	_Atomic uint32_t trimming;
+	/* Set once lfp_trim gave pages back: their slots read as zeroes. */
+	_Atomic uint32_t trimmed;
 
 	/* Rare paths: growth, trim, the deferred-release table. */
 	pthread_mutex_t grow_lock;
@@ -155,6 +163,8 @@ struct lfp_pool {
 };
 
 /* slab.c: sizing, alignment, index <-> pointer, memory. */
+
+#define LFPI_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
 
 struct lfpi_layout {
 	size_t align;     /* object alignment */
@@ -209,6 +219,21 @@ static inline void *lfpi_obj(const struct lfp_pool *pool, uint32_t idx)
 {
 	return pool->objs + (size_t)idx * pool->stride;
 }
+
+/* debug.c: the tools that watch objects (fill, ASan, Valgrind). */
+
+#define LFPI_DBG_FILL 1u     /* fill released objects, check on reuse */
+#define LFPI_DBG_ASAN 2u     /* poison released objects for ASan */
+#define LFPI_DBG_VALGRIND 4u /* memcheck mempool client requests */
+#define LFPI_DBG_REPORT 8u   /* name the slot of a refused release */
+
+/* Set pool->debug and tell the tools about the pool. */
+void lfpi_debug_init(struct lfp_pool *pool);
+void lfpi_debug_destroy(struct lfp_pool *pool);
+/* Slot idx was just taken (fresh: never used); slot idx was released. */
+void lfpi_debug_alloc(struct lfp_pool *pool, uint32_t idx, bool fresh);
+void lfpi_debug_free(struct lfp_pool *pool, uint32_t idx);
+void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err);
 
 /* stack.c: the tagged Treiber stack of free chains. */
 
@@ -277,11 +302,29 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 }
 
 /*
+ * A release of slot idx was accepted; the slot is free but still ours.
+ * Run on_free once, then let the debug tools poison the object, unless
+ * the release is deferred: RCU readers may still read it until the grace
+ * period ends (rcu.c poisons it then).
+ */
+static inline void lfpi_released(struct lfp_pool *pool, uint32_t idx,
+				  bool deferred)
+{
+	if (LFPI_UNLIKELY(pool->on_free))
+		pool->on_free(lfpi_obj(pool, idx), pool->hook_arg);
+	if (LFPI_UNLIKELY(pool->debug) && !deferred)
+		lfpi_debug_free(pool, idx);
+}
+
+#define LFPI_REL_STRICT 1u   /* decide racing releases with a CAS */
+#define LFPI_REL_DEFERRED 2u /* the slot returns after a grace period */
+
+/*
  * Check obj and mark its slot free. Returns the slot, or LFPI_NIL with
  * *err = -EINVAL, -EFAULT or -EALREADY as documented for lfp_free.
  */
 static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
-					 int *err, bool strict)
+					 int *err, unsigned how)
 {
 	uint32_t idx;
 
@@ -291,11 +334,13 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 	}
 	idx = lfpi_slot_of(pool, obj, err);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL) ||
-	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, strict, 0)))
+	    LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx,
+						how & LFPI_REL_STRICT, 0))) {
+		if (LFPI_UNLIKELY(pool->debug))
+			lfpi_debug_rejected(pool, obj, *err);
 		return LFPI_NIL;
-	/* Once per accepted release: the slot is free but still ours. */
-	if (LFPI_UNLIKELY(pool->on_free))
-		pool->on_free(obj, pool->hook_arg);
+	}
+	lfpi_released(pool, idx, how & LFPI_REL_DEFERRED);
 	return idx;
 }
 
@@ -311,30 +356,39 @@ uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
  * count a refused release. Returns err.
  */
 int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
-/* Make slot idx live (its generation odd): the caller owns the slot. */
-static inline void lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
+/* Make slot idx live (its generation odd): the caller owns the slot.
+ * Returns the generation it had (0: never used). */
+static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
-
 	/*
 	 * A load and a store suffice: nobody else may change a free slot we
 	 * hold. Relaxed: the release that made it even happens-before our
 	 * taking it (through the stack or a cache), so we read that value.
 	 */
-	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+
+	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	return gen;
 }
 
-/* Hand slot idx, just taken, to the caller: make it live, run on_alloc. */
+/* Hand slot idx, just taken, to the caller: make it live, let the debug
+ * tools see it, run on_alloc. */
 static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
 {
 	void *obj = lfpi_obj(pool, idx);
+	uint32_t gen = lfpi_mark_live(pool, idx);
 
-	lfpi_mark_live(pool, idx);
+	if (LFPI_UNLIKELY(pool->debug))
+		lfpi_debug_alloc(pool, idx, gen == 0);
 	if (LFPI_UNLIKELY(pool->on_alloc))
 		pool->on_alloc(obj, pool->hook_arg);
 	return obj;
 }
+
+/* The same, out of line, for caches of pools with quirks. */
+void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx);
+uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
 
 /* cache.c: per-thread magazines. */
 
@@ -362,6 +416,7 @@ struct lfp_cache {
 	uint64_t pool_id;
 	uint32_t size;             /* slots[] holds this many */
 	uint32_t batch;            /* slots per exchange */
+	uint32_t quirks;           /* the pool's, kept beside count */
 	_Atomic uint32_t count;    /* slots[0..count) are free slots */
 	_Atomic uint32_t active;   /* 1 while the owner is in an operation */
 	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
@@ -470,7 +525,10 @@ static inline void *lfpi_cache_alloc(struct lfp_cache *c)
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
 	lfpi_cache_leave(c);
 	lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_hand_out(pool, idx);
+	if (LFPI_UNLIKELY(c->quirks))
+		return lfpi_hand_out_quirky(pool, idx);
+	lfpi_mark_live(pool, idx);
+	return lfpi_obj(pool, idx);
 }
 
 /* Put slot idx, already marked free, into the cache. */
@@ -492,10 +550,17 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 /* lfp_free through cache c: check obj, mark it free, keep it. */
 static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 {
+	struct lfp_pool *pool = c->pool;
 	int err = 0;
-	uint32_t idx = lfpi_release_slot(c->pool, obj, &err,
-					 c->pool->flags & LFP_F_STRICT);
+	uint32_t idx;
 
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, &err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		lfpi_cache_count(&c->ctr.rejected_frees, 1);
 		return err;

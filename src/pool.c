@@ -8,13 +8,12 @@
 
 #include "internal.h"
 
-#define POOL_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT)
 
 static _Atomic uint64_t pool_ids = 1;
 
 /* Threads are spread over the counter shards in the order they first count. */
 static _Atomic uint32_t pool_next_shard;
-static _Thread_local uint32_t pool_shard_plus1;
+static LFPI_TLS uint32_t pool_shard_plus1;
 
 struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
 {
@@ -53,12 +52,14 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->on_alloc = cfg->on_alloc;
 	pool->on_free = cfg->on_free;
 	pool->hook_arg = cfg->hook_arg;
+	pool->obj_size = cfg->obj_size;
 	if (!(l->stride & (l->stride - 1)))
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
 	lfpi_stack_init(&pool->free);
 	atomic_init(&pool->bump, 0);
 	atomic_init(&pool->limit, l->initial);
 	atomic_init(&pool->trimming, 0);
+	atomic_init(&pool->trimmed, 0);
 	atomic_init(&pool->rcu, NULL);
 	atomic_init(&pool->caches, NULL);
 	for (unsigned i = 0; i < LFPI_SHARDS; i++)
@@ -67,6 +68,24 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->id = atomic_fetch_add_explicit(&pool_ids, 1, memory_order_relaxed);
 	pool->cache_size = l->cache_size;
 	pool->batch = l->batch;
+}
+
+static void pool_set_quirks(struct lfp_pool *pool)
+{
+	pool->quirks = pool->debug || pool->on_alloc || pool->on_free ||
+		       (pool->flags & LFP_F_STRICT);
+}
+
+LFPI_NOINLINE void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx)
+{
+	return lfpi_hand_out(pool, idx);
+}
+
+LFPI_NOINLINE uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj,
+					   int *err)
+{
+	return lfpi_release_slot(pool, obj, err,
+				 pool->flags & LFP_F_STRICT ? LFPI_REL_STRICT : 0);
 }
 
 int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
@@ -82,8 +101,6 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		return -EINVAL;
 	if ((err = lfpi_layout(cfg, &l)))
 		return err;
-	if (cfg->flags & ~POOL_KNOWN_FLAGS)
-		return -EINVAL;
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
 		return -ENOTSUP;
@@ -110,6 +127,8 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	((struct lfp_pool *)base)->map = map;
 	((struct lfp_pool *)base)->map_size = map_size;
+	lfpi_debug_init((struct lfp_pool *)base);
+	pool_set_quirks((struct lfp_pool *)base);
 	*out = (struct lfp_pool *)base;
 	return 0;
 }
@@ -120,6 +139,7 @@ void lfp_destroy(struct lfp_pool *pool)
 		return;
 	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
+	lfpi_debug_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
 	lfpi_unmap(pool->map, pool->map_size);
 }
@@ -233,7 +253,7 @@ static int pool_free_shared(struct lfp_pool *pool, void *obj)
 	uint32_t idx;
 	int err = 0;
 
-	idx = lfpi_release_slot(pool, obj, &err, true);
+	idx = lfpi_release_slot(pool, obj, &err, LFPI_REL_STRICT);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->rejected_frees, 1);
 		return err;

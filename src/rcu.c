@@ -83,9 +83,22 @@ static void rcu_reclaim(struct rcu_head *head)
 	pool = s->pool;
 	idx = (uint32_t)(s - atomic_load_explicit(&pool->rcu,
 						  memory_order_relaxed));
+	/*
+	 * Readers' sections ended before the grace period did, but TSan does
+	 * not see urcu_memb_read_unlock either. A reader that wants its reads
+	 * of the object ordered before the reuse, under TSan, calls
+	 * __tsan_release(obj) before unlocking; this is the other end.
+	 */
+	__tsan_acquire(lfpi_obj(pool, idx));
+	/* No reader can hold the object any more: now it may be poisoned. */
+	if (pool->debug)
+		lfpi_debug_free(pool, idx);
 	lfpi_stack_push(&pool->free, pool->slots, idx, idx);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->reclaimed, 1,
 				  memory_order_relaxed);
+	/* rcu_barrier returns after this callback: pairs with the
+	 * __tsan_acquire in lfp_barrier and lfpi_rcu_destroy. */
+	__tsan_release(&pool->rcu);
 }
 
 int lfp_free_deferred(struct lfp_pool *pool, void *obj)
@@ -102,7 +115,8 @@ int lfp_free_deferred(struct lfp_pool *pool, void *obj)
 	ctr = lfpi_my_shard(pool);
 	/* Strict: this path is not the hot one, and racing double releases
 	 * must not queue one slot twice. */
-	idx = lfpi_release_slot(pool, obj, &err, true);
+	idx = lfpi_release_slot(pool, obj, &err,
+				LFPI_REL_STRICT | LFPI_REL_DEFERRED);
 	if (idx == LFPI_NIL) {
 		atomic_fetch_add_explicit(&ctr->rejected_frees, 1,
 					  memory_order_relaxed);
@@ -124,8 +138,10 @@ int lfp_free_deferred(struct lfp_pool *pool, void *obj)
 
 void lfp_barrier(struct lfp_pool *pool)
 {
-	if (pool && atomic_load_explicit(&pool->rcu, memory_order_relaxed))
+	if (pool && atomic_load_explicit(&pool->rcu, memory_order_relaxed)) {
 		urcu_memb_barrier();
+		__tsan_acquire(&pool->rcu);
+	}
 }
 
 void lfpi_rcu_destroy(struct lfp_pool *pool)
@@ -136,5 +152,6 @@ void lfpi_rcu_destroy(struct lfp_pool *pool)
 	if (!t)
 		return;
 	urcu_memb_barrier(); /* no callback may run on a freed pool */
+	__tsan_acquire(&pool->rcu);
 	munmap(t, pool->rcu_size);
 }

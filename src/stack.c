@@ -13,6 +13,21 @@
  */
 #include "internal.h"
 
+#ifdef LFPI_FAULT_DOUBLE_PUSH
+/*
+ * Test-only fault, built only into the deliberately broken copy of the
+ * library that the stress harness's negative test runs against (never
+ * into liblfpool): every 64th push pushes its chain a second time, which
+ * links the chain into a cycle and hands its slots out twice.
+ */
+static _Atomic uint32_t stack_fault_pushes;
+#define STACK_FAULT_DUE()                                                      \
+	(atomic_fetch_add_explicit(&stack_fault_pushes, 1,                     \
+				   memory_order_relaxed) % 64 == 63)
+#else
+#define STACK_FAULT_DUE() false
+#endif
+
 static inline uint64_t stack_pack(uint32_t tag, uint32_t idx)
 {
 	return (uint64_t)tag << 32 | idx;
@@ -53,9 +68,12 @@ uint32_t lfpi_stack_push(struct lfpi_stack *s, struct lfpi_slot *slots,
 		if (atomic_compare_exchange_weak_explicit(
 			    &s->head, &old, stack_pack(stack_tag(old), first),
 			    memory_order_release, memory_order_relaxed))
-			return retries;
+			break;
 		retries++;
 	}
+	if (STACK_FAULT_DUE())
+		retries += lfpi_stack_push(s, slots, first, last);
+	return retries;
 }
 
 uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,

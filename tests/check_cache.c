@@ -6,17 +6,6 @@
 
 #include "testutil.h"
 
-static void expect_accounted(struct lfp_pool *pool, uint64_t live)
-{
-	struct lfpi_census census;
-	struct lfp_stats st;
-
-	ck_audit(pool, &census);
-	ck_assert_uint_eq(census.live, live);
-	lfp_stats(pool, &st);
-	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
-}
-
 START_TEST(explicit_cache_batches)
 {
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
@@ -53,6 +42,23 @@ START_TEST(explicit_cache_batches)
 	ck_assert_uint_eq(st.cached, 0);
 	expect_accounted(pool, 0);
 	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* A failed allocation is neither a hit nor a miss (found by fuzz_pool:
+ * hits = allocs - misses once wrapped below zero). */
+START_TEST(failed_alloc_is_no_miss)
+{
+	struct lfp_pool *pool = test_pool(8, 1);
+	struct lfp_stats st;
+
+	ck_assert_ptr_nonnull(lfp_alloc(pool));
+	ck_assert_ptr_null(lfp_alloc(pool));
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.allocs, 1);
+	ck_assert_uint_eq(st.failed_allocs, 1);
+	ck_assert_uint_le(st.cache_hits, st.allocs);
 	lfp_destroy(pool);
 }
 END_TEST
@@ -375,6 +381,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, explicit_cache_batches);
 	tcase_add_test(tc, cache_bad_input);
+	tcase_add_test(tc, failed_alloc_is_no_miss);
 	tcase_add_test(tc, bad_cache_configs);
 	tcase_add_loop_test(tc, bulk_calls, 0, TEST_NMODES);
 	tcase_add_test(tc, exiting_threads_lose_nothing);

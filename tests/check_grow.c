@@ -10,14 +10,6 @@
 
 #include "testutil.h"
 
-static void expect_accounted(struct lfp_pool *pool, uint64_t live)
-{
-	struct lfpi_census census;
-
-	ck_audit(pool, &census);
-	ck_assert_uint_eq(census.live, live);
-}
-
 START_TEST(null_policy_is_default)
 {
 	struct lfp_pool *pool = test_pool_flags(32, 8, test_modes[_i]);
@@ -267,17 +259,6 @@ START_TEST(abort_policy)
 	ck_assert_int_eq(WTERMSIG(status), SIGABRT);
 }
 END_TEST
-
-static size_t rss_bytes(void)
-{
-	unsigned long size, resident;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
-	fclose(f);
-	return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 /* Trim gives back the pages of free slots: resident memory drops, and
  * the slots still work afterwards. */

@@ -123,17 +123,6 @@ START_TEST(null_pool)
 }
 END_TEST
 
-static size_t rss_bytes(void)
-{
-	unsigned long size, resident;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
-	fclose(f);
-	return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /*
  * A pool of a million 64-byte objects maps 80 MiB (objects and metadata)
  * but makes almost none of it resident until objects are used. The second

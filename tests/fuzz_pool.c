@@ -78,17 +78,6 @@ static void fz_fail(int line, const char *fmt, ...)
 	abort();
 }
 
-/*
- * Library bugs found here and not fixed yet, each with a reproducer in
- * check_known_bugs.c. The checks they break are skipped so that fuzzing
- * can go on past them; build with -DFZ_STRICT to run those checks too.
- */
-#ifdef FZ_STRICT
-#define FZ_OPEN_BUG(name) false
-#else
-#define FZ_OPEN_BUG(name) true
-#endif
-
 #define FZ_CHECK(cond, fmt, ...)                                              \
 	do {                                                                  \
 		if (!(cond))                                                  \
@@ -414,7 +403,7 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 
 	*must = 0;
 	if (!c->obj_size || !c->capacity || (a & (a - 1)) ||
-	    (c->flags & ~(LFP_F_NO_CACHE | LFP_F_STRICT)) ||
+	    (c->flags & ~(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)) ||
 	    c->exhaust > LFP_EXHAUST_ABORT ||
 	    (c->exhaust == LFP_EXHAUST_RECLAIM && !c->reclaim) ||
 	    (c->max_capacity && c->max_capacity < c->capacity) ||
@@ -528,16 +517,13 @@ static void fz_destroy(struct fz_pool *f)
  */
 static unsigned fz_prepare(struct fz_pool *f, unsigned *must)
 {
-	bool bad_flags;
 	unsigned may;
 	uint8_t memsel;
 
 	f->cfg = fz_config(f, &memsel);
-	bad_flags = f->cfg.flags & ~(LFP_F_NO_CACHE | LFP_F_STRICT);
 	may = fz_expect_config(&f->cfg, must);
 	FZ_CHECK(!(*must & (FZ_INVAL | FZ_OVERFLOW)) ||
-			 lfp_memory_size(&f->cfg) == 0 ||
-			 (bad_flags && FZ_OPEN_BUG(memory_size_flags)),
+			 lfp_memory_size(&f->cfg) == 0,
 		 "lfp_memory_size of a bad configuration is %zu",
 		 lfp_memory_size(&f->cfg));
 	FZ_CHECK(*must || (may & (FZ_INVAL | FZ_OVERFLOW)) ||
@@ -623,7 +609,7 @@ static void fz_check_counts(struct fz_pool *f, const struct lfp_stats *st)
 		 (unsigned long long)f->grown,
 		 (unsigned long long)st->trimmed_bytes,
 		 (unsigned long long)f->trimmed);
-	FZ_CHECK(FZ_OPEN_BUG(cache_hits_wrap) || st->cache_hits <= st->allocs,
+	FZ_CHECK(st->cache_hits <= st->allocs,
 		 "cache_hits %llu, allocs %llu",
 		 (unsigned long long)st->cache_hits,
 		 (unsigned long long)st->allocs);

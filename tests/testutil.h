@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -35,6 +36,31 @@ static inline struct lfp_pool *test_pool_flags(size_t obj_size,
 static inline struct lfp_pool *test_pool(size_t obj_size, uint32_t capacity)
 {
 	return test_pool_flags(obj_size, capacity, 0);
+}
+
+/* Every slot accounted for, stats agreeing, and this many live. */
+static inline void expect_accounted(struct lfp_pool *pool, uint64_t live)
+{
+	struct lfpi_census census;
+	struct lfp_stats st;
+
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, live);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
+			  st.capacity);
+}
+
+/* Resident memory of this process, from /proc/self/statm. */
+static inline size_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
+	fclose(f);
+	return resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Run one suite; the exit status says whether it passed. */

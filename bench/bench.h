@@ -1,0 +1,196 @@
+/*
+ * lfpbench: lfpool measured against the allocators and pools a user would
+ * otherwise pick, on the allocation patterns of a game engine's workers.
+ *
+ * A contender is an allocator of 64-byte objects. A workload is a loop of
+ * allocations and releases run by every thread of a run until the driver
+ * says stop. The driver times a window in the middle of each run, repeats
+ * every run, interleaves the contenders, and reports medians and ratios.
+ */
+#ifndef LFP_BENCH_H
+#define LFP_BENCH_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_OBJ_SIZE 64
+#define BENCH_MAX_THREADS 8
+#define BENCH_CACHELINE 64
+
+/* Objects a run may hold at once, over all threads: enough for every
+ * workload at BENCH_MAX_THREADS (churn: 8 x 4096 live, particles: 8 x
+ * 4352 live plus mailboxes). */
+#define BENCH_CAPACITY (UINT32_C(1) << 17)
+
+enum bench_workload {
+	WL_PAIR,       /* allocate, write, release */
+	WL_BURST_LIFO, /* 1024 allocations, then release newest first */
+	WL_BURST_SHUF, /* 1024 allocations, then release in random order */
+	WL_CHURN,      /* 4096 live; release a random one, allocate anew */
+	WL_HANDOFF,    /* producers allocate, consumers release */
+	WL_PARTICLE,   /* frames of spawn, age, expire; some freed remotely */
+	WL_COUNT
+};
+
+struct bench_worker;
+typedef void (*bench_fn)(struct bench_worker *w);
+
+/* Contender flags. */
+#define CT_LOCAL_ONLY 1u /* cannot release another thread's objects */
+#define CT_PRELOAD 2u    /* malloc replaced by LD_PRELOAD in a child */
+
+struct bench_contender {
+	const char *name;  /* column name and command-line id */
+	const char *label; /* one line saying what it is */
+	unsigned flags;
+	/* Once per process. 0, or -1 with a reason in why (why_len bytes):
+	 * the contender is then reported as unavailable. */
+	int (*init)(char *why, size_t why_len);
+	/* Once per run, before the threads start and after they end. */
+	int (*setup)(unsigned nthreads);
+	/* Non-zero if the contender found itself inconsistent after the run. */
+	int (*teardown)(void);
+	/* In each worker thread; the context is passed to alloc and free. */
+	void *(*enter)(unsigned tid);
+	void (*leave)(void *ctx);
+	/* The workloads, with alloc and free inlined (workloads.h). */
+	const bench_fn *fns;
+};
+
+/* One ring between two threads: single producer, single consumer. */
+struct bench_ring {
+	alignas(BENCH_CACHELINE) _Atomic uint32_t tail; /* written by producer */
+	alignas(BENCH_CACHELINE) _Atomic uint32_t head; /* written by consumer */
+	alignas(BENCH_CACHELINE) _Atomic int done;      /* producer stopped */
+	uint32_t mask;
+	void *_Atomic *slot;
+};
+
+struct bench_run;
+
+struct bench_worker {
+	/* Completed operations, published every few dozen; read by the driver. */
+	alignas(BENCH_CACHELINE) _Atomic uint64_t ops;
+	struct bench_run *run;
+	const struct bench_contender *ct;
+	void *ctx;
+	unsigned tid;
+	uint64_t rng;
+	uint64_t sink;      /* folds object reads so they are not optimised out */
+	uint64_t overflows; /* particles freed locally: the mailbox was full */
+	int failed;         /* an allocation returned NULL */
+	pthread_t thread;
+};
+
+struct bench_run {
+	const struct bench_contender *ct;
+	enum bench_workload wl;
+	unsigned nthreads;
+	alignas(BENCH_CACHELINE) _Atomic int stop;
+	pthread_barrier_t start; /* workers and driver */
+	pthread_barrier_t end;   /* workers only */
+	struct bench_ring ring[BENCH_MAX_THREADS];
+	struct bench_worker w[BENCH_MAX_THREADS];
+};
+
+struct bench_result {
+	double mops;       /* million operations per second of wall time */
+	double cpu_ns;     /* CPU time of all workers per operation */
+	uint64_t overflows;/* particle mailbox overflows (see above) */
+};
+
+/* The whole measurement: what ran, and every repetition of every cell. */
+#define BENCH_NCT 11
+#define BENCH_MAX_REPS 15
+#define BENCH_MAX_TCOUNTS 4
+
+struct bench_cell {
+	unsigned n;   /* repetitions that succeeded */
+	unsigned bad; /* repetitions that failed */
+	struct bench_result r[BENCH_MAX_REPS];
+};
+
+struct bench_table {
+	const struct bench_contender *ct[BENCH_NCT];
+	bool avail[BENCH_NCT];
+	char why[BENCH_NCT][160];
+	const char *preload[BENCH_NCT]; /* library for CT_PRELOAD rows */
+	bool wl_on[WL_COUNT];
+	unsigned threads[BENCH_MAX_TCOUNTS];
+	unsigned ntc;
+	unsigned reps, time_ms, warm_ms;
+	char cpu[128];
+	char date[64];
+	char kernel[128];
+	char load_before[64], load_after[64];
+	char malloc_origin[256];
+	unsigned lfp_cache_size, lfp_batch_size;
+	long ncpu;
+	double seconds;
+	struct bench_cell cell[BENCH_NCT][WL_COUNT][BENCH_MAX_TCOUNTS];
+};
+
+/* report.c */
+int bench_report(const struct bench_table *t, const char *dir);
+/* raw.c: every repetition, and back */
+int bench_raw_write(const struct bench_table *t, const char *path);
+/* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
+int bench_load(struct bench_table *t,
+	       const struct bench_contender *const all[BENCH_NCT],
+	       const char *path);
+
+/* workloads */
+extern const char *const bench_wl_name[WL_COUNT];
+extern const char *const bench_wl_label[WL_COUNT];
+bool bench_wl_local(enum bench_workload wl); /* objects stay with a thread */
+
+/* run.c */
+int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
+		  unsigned nthreads, unsigned warm_ms, unsigned time_ms,
+		  struct bench_result *out);
+
+
+/* xorshift64*: cheap, and good enough to pick victims and orders. */
+static inline uint64_t bench_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* contenders, one file each */
+extern const struct bench_contender bench_local;
+extern const struct bench_contender bench_glibc;
+extern const struct bench_contender bench_jemalloc;
+extern const struct bench_contender bench_tcmalloc;
+extern const struct bench_contender bench_mimalloc;
+extern const struct bench_contender bench_ck;
+extern const struct bench_contender bench_urcu;
+extern const struct bench_contender bench_mutex;
+extern const struct bench_contender bench_lfp_bare;
+extern const struct bench_contender bench_lfp_implicit;
+extern const struct bench_contender bench_lfp_explicit;
+
+/* main.c: print per-run details from the contenders (--verbose) */
+extern int bench_verbose;
+
+/* c_lfpool.c: lfp_config.cache_size and batch_size (0: the default) */
+void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
+
+/* c_malloc.c: which malloc this process really calls */
+const char *bench_malloc_origin(void);
+bool bench_malloc_is_glibc(void);
+
+/* A memory region for the simple pools, mapped per run. */
+void *bench_map(size_t size);
+void bench_unmap(void *p, size_t size);
+
+#endif /* LFP_BENCH_H */

@@ -1,0 +1,180 @@
+/*
+ * lfpool in its three modes, each on a fresh pool per run:
+ * - bare: the shared lock-free stack alone (LFP_F_NO_CACHE);
+ * - implicit: lfp_alloc/lfp_free through the per-thread cache;
+ * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free.
+ * After each run the pool's counters must show every object back and no
+ * release refused.
+ */
+#include <stdio.h>
+
+#include "bench.h"
+#include "workloads.h"
+#include "lfpool.h"
+
+static struct lfp_pool *lfpb_pool;
+/* lfp_config.cache_size and batch_size for the cached rows; 0 = default. */
+static uint32_t lfpb_cache_size, lfpb_batch_size;
+/* A release the pool refused: a bug in the pool or in this program. */
+static _Atomic int lfpb_refused;
+
+static int lfpb_init(char *why, size_t why_len)
+{
+	(void)why;
+	(void)why_len;
+	return 0;
+}
+
+void bench_lfp_config(uint32_t cache_size, uint32_t batch_size)
+{
+	lfpb_cache_size = cache_size;
+	lfpb_batch_size = batch_size;
+}
+
+static int lfpb_create(uint32_t flags)
+{
+	struct lfp_config cfg = {
+		.obj_size = BENCH_OBJ_SIZE,
+		.capacity = BENCH_CAPACITY,
+		.flags = flags,
+		.cache_size = lfpb_cache_size,
+		.batch_size = lfpb_batch_size,
+	};
+
+	atomic_store_explicit(&lfpb_refused, 0, memory_order_relaxed);
+	return lfp_create(&cfg, &lfpb_pool);
+}
+
+static int lfpb_setup_bare(unsigned nthreads)
+{
+	(void)nthreads;
+	return lfpb_create(LFP_F_NO_CACHE);
+}
+
+static void lfpb_print(const struct lfp_stats *s)
+{
+	fprintf(stderr,
+		"  lfpool: allocs %llu, cas_retries %llu (%.4f per alloc), "
+		"high water %llu",
+		(unsigned long long)s->allocs,
+		(unsigned long long)s->cas_retries,
+		s->allocs ? (double)s->cas_retries / (double)s->allocs : 0.0,
+		(unsigned long long)s->high_water);
+	fprintf(stderr,
+		", cache_hits %llu, refills %llu, flushes %llu, steals %llu, "
+		"cached after the run %llu",
+		(unsigned long long)s->cache_hits,
+		(unsigned long long)s->refills, (unsigned long long)s->flushes,
+		(unsigned long long)s->steals, (unsigned long long)s->cached);
+	fputc('\n', stderr);
+}
+
+/* Every worker has left: all objects must be back, none refused. */
+static int lfpb_teardown(void)
+{
+	struct lfp_stats s;
+	int bad;
+
+	lfp_stats(lfpb_pool, &s);
+	bad = s.live != 0 || s.rejected_frees != 0 ||
+	      atomic_load_explicit(&lfpb_refused, memory_order_relaxed);
+	if (bad)
+		fprintf(stderr, "lfpool: %llu objects live, %llu releases "
+				"refused after the run\n",
+			(unsigned long long)s.live,
+			(unsigned long long)s.rejected_frees);
+	if (bench_verbose || bad)
+		lfpb_print(&s);
+	lfp_destroy(lfpb_pool);
+	lfpb_pool = NULL;
+	return bad;
+}
+
+static void *lfpb_enter(unsigned tid)
+{
+	(void)tid;
+	return lfpb_pool;
+}
+
+static void lfpb_leave(void *ctx)
+{
+	(void)ctx;
+}
+
+static inline void *lfpb_alloc(void *ctx)
+{
+	return lfp_alloc(ctx);
+}
+
+static inline void lfpb_free(void *ctx, void *obj)
+{
+	if (__builtin_expect(lfp_free(ctx, obj) != 0, 0))
+		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
+}
+
+BENCH_WORKLOADS(lfpb, lfpb_alloc, lfpb_free);
+
+const struct bench_contender bench_lfp_bare = {
+	.name = "lfp_bare",
+	.label = "lfpool, shared lock-free stack only (LFP_F_NO_CACHE)",
+	.init = lfpb_init,
+	.setup = lfpb_setup_bare,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_enter,
+	.leave = lfpb_leave,
+	.fns = lfpb_fns,
+};
+
+static int lfpb_setup_cached(unsigned nthreads)
+{
+	(void)nthreads;
+	return lfpb_create(LFP_F_NONE);
+}
+
+static void *lfpb_cache_enter(unsigned tid)
+{
+	(void)tid;
+	return lfp_cache_create(lfpb_pool);
+}
+
+static void lfpb_cache_leave(void *ctx)
+{
+	lfp_cache_destroy(ctx);
+}
+
+static inline void *lfpb_cache_alloc(void *ctx)
+{
+	return lfp_cache_alloc(ctx);
+}
+
+static inline void lfpb_cache_free(void *ctx, void *obj)
+{
+	if (__builtin_expect(lfp_cache_free(ctx, obj) != 0, 0))
+		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
+}
+
+BENCH_WORKLOADS(lfpc, lfpb_cache_alloc, lfpb_cache_free);
+
+const struct bench_contender bench_lfp_implicit = {
+	.name = "lfp_implicit",
+	.label = "lfpool, lfp_alloc/lfp_free through the implicit "
+		 "per-thread cache",
+	.init = lfpb_init,
+	.setup = lfpb_setup_cached,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_enter,
+	.leave = lfpb_leave,
+	.fns = lfpb_fns,
+};
+
+const struct bench_contender bench_lfp_explicit = {
+	.name = "lfp_explicit",
+	.label = "lfpool, one lfp_cache per worker (lfp_cache_alloc/"
+		 "lfp_cache_free)",
+	.init = lfpb_init,
+	.setup = lfpb_setup_cached,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_cache_enter,
+	.leave = lfpb_cache_leave,
+	.fns = lfpc_fns,
+};

@@ -1,0 +1,40 @@
+# Throughput against threads, one panel per workload, from the data files
+# lfpbench writes. Run by run-bench.sh as: gnuplot -e "dir='results'" plot.gp
+if (!exists("dir")) dir = "."
+load dir . "/plot.cfg"
+
+set terminal pngcairo size 1500,950 font ",9" noenhanced
+set output dir . "/results.png"
+
+# One style per contender, in lfpbench's column order: the limit dashed,
+# lfpool thick and warm, general-purpose allocators cool, other pools grey.
+set linetype 1 lc rgb "black" lw 1.5 dt 2 pt 1
+set linetype 2 lc rgb "#d62728" lw 3 dt 1 pt 7
+set linetype 3 lc rgb "#ff7f0e" lw 3 dt 1 pt 5
+set linetype 4 lc rgb "#8c564b" lw 3 dt 1 pt 9
+set linetype 5 lc rgb "#1f77b4" lw 1.5 dt 1 pt 4
+set linetype 6 lc rgb "#2ca02c" lw 1.5 dt 1 pt 6
+set linetype 7 lc rgb "#9467bd" lw 1.5 dt 1 pt 8
+set linetype 8 lc rgb "#17becf" lw 1.5 dt 1 pt 10
+set linetype 9 lc rgb "#7f7f7f" lw 1.5 dt 4 pt 12
+set linetype 10 lc rgb "#bcbd22" lw 1.5 dt 4 pt 14
+set linetype 11 lc rgb "#555555" lw 1.5 dt 3 pt 3
+
+set datafile missing "?"
+set logscale x 2
+set logscale y 10
+set xtics ("1" 1, "2" 2, "4" 4, "8" 8)
+set xrange [0.85:9.5]
+set xlabel "threads"
+set ylabel "Mops/s (log scale)"
+set grid ytics mytics xtics
+set multiplot layout 2,3 title "lfpool and peers: throughput against threads, 64-byte objects (medians)"
+do for [i=1:words(workloads)] {
+	wl = word(workloads, i)
+	set title wl
+	if (i == 1) { set key bottom right font ",8" samplen 3 } else { unset key }
+	plot for [k=1:words(cols)] dir . "/plot-" . wl . ".dat" \
+		using 1:(column(word(cols, k) + 0)) with linespoints \
+		linetype (word(cols, k) - 1) title columnhead(word(cols, k) + 0)
+}
+unset multiplot

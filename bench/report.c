@@ -1,0 +1,512 @@
+/*
+ * The report: medians, ratios between medians of the same run, the targets
+ * lfpool's caches are held to, as markdown (results.md); every repetition
+ * (raw.tsv, raw.c); and one data file per workload for plot.gp.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int report_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of field (0: Mops/s, 1: ns/op) over the repetitions, or NAN. */
+static double report_median(const struct bench_cell *c, int field)
+{
+	double v[BENCH_MAX_REPS];
+
+	if (!c->n)
+		return NAN;
+	for (unsigned i = 0; i < c->n; i++)
+		v[i] = field ? c->r[i].cpu_ns : c->r[i].mops;
+	qsort(v, c->n, sizeof(v[0]), report_cmp);
+	return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+}
+
+/* (max - min) / median of the throughputs. */
+static double report_spread(const struct bench_cell *c)
+{
+	double lo = INFINITY, hi = 0, med = report_median(c, 0);
+
+	for (unsigned i = 0; i < c->n; i++) {
+		lo = fmin(lo, c->r[i].mops);
+		hi = fmax(hi, c->r[i].mops);
+	}
+	return c->n > 1 ? (hi - lo) / med : NAN;
+}
+
+static int report_find(const struct bench_table *t, const char *name)
+{
+	for (int i = 0; i < BENCH_NCT; i++)
+		if (!strcmp(t->ct[i]->name, name))
+			return i;
+	return -1;
+}
+
+static double report_mops(const struct bench_table *t, int ci,
+			  enum bench_workload wl, unsigned ti)
+{
+	return ci < 0 ? NAN : report_median(&t->cell[ci][wl][ti], 0);
+}
+
+/*
+ * Speed as wall-clock throughput (Mops/s), or, with cpu, as operations
+ * per CPU microsecond (1000 / ns per op): the second leaves out the time
+ * other programs took from the workers, so ratios of it stay put on a
+ * busy machine where ratios of wall-clock throughput wander.
+ */
+static double report_speed(const struct bench_table *t, int ci,
+			   enum bench_workload wl, unsigned ti, bool cpu)
+{
+	if (ci < 0)
+		return NAN;
+	if (cpu)
+		return 1000 / report_median(&t->cell[ci][wl][ti], 1);
+	return report_median(&t->cell[ci][wl][ti], 0);
+}
+
+/* "wall (cpu)" ratio of two contenders' speeds, or a dash. */
+static void report_ratio_cell(FILE *f, const struct bench_table *t, int ci,
+			      int base, enum bench_workload wl, unsigned ti)
+{
+	double w = report_speed(t, ci, wl, ti, false) /
+		   report_speed(t, base, wl, ti, false);
+	double c = report_speed(t, ci, wl, ti, true) /
+		   report_speed(t, base, wl, ti, true);
+
+	if (isnan(w))
+		fputs(" | –", f);
+	else
+		fprintf(f, " | %.2f (%.2f)", w, c);
+}
+
+static void report_num(FILE *f, double v, const char *fmt)
+{
+	if (isnan(v))
+		fputs(" | –", f);
+	else {
+		fputs(" | ", f);
+		fprintf(f, fmt, v);
+	}
+}
+
+static void report_head(FILE *f, const struct bench_table *t,
+			const char *a, const char *b)
+{
+	fputs("| contender", f);
+	for (unsigned i = 0; i < t->ntc; i++)
+		fprintf(f, " | %s %uT", a, t->threads[i]);
+	for (unsigned i = 0; i < t->ntc; i++)
+		fprintf(f, " | %s %uT", b, t->threads[i]);
+	fputs(" |\n|---", f);
+	for (unsigned i = 0; i < 2 * t->ntc; i++)
+		fputs("|---:", f);
+	fputs("|\n", f);
+}
+
+static bool report_has_row(const struct bench_table *t, int ci,
+			   enum bench_workload wl)
+{
+	for (unsigned ti = 0; ti < t->ntc; ti++)
+		if (t->cell[ci][wl][ti].n || t->cell[ci][wl][ti].bad)
+			return true;
+	return false;
+}
+
+/* Medians of throughput and CPU time, one row per contender. */
+static void report_speeds(FILE *f, const struct bench_table *t,
+			  enum bench_workload wl)
+{
+	report_head(f, t, "Mops/s", "ns/op");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		if (!report_has_row(t, ci, wl))
+			continue;
+		fprintf(f, "| %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_mops(t, ci, wl, ti), "%.1f");
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_num(f, report_median(&t->cell[ci][wl][ti], 1),
+				   "%.1f");
+		fputs(" |\n", f);
+	}
+}
+
+static void report_ratios(FILE *f, const struct bench_table *t,
+			  enum bench_workload wl)
+{
+	int local = report_find(t, "local"), glibc = report_find(t, "glibc");
+
+	report_head(f, t, "×local", "×glibc");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		if (!report_has_row(t, ci, wl))
+			continue;
+		fprintf(f, "| %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_ratio_cell(f, t, ci, local, wl, ti);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			report_ratio_cell(f, t, ci, glibc, wl, ti);
+		fputs(" |\n", f);
+	}
+}
+
+/* The cell whose throughput varied most between its repetitions. */
+static void report_worst_spread(FILE *f, const struct bench_table *t,
+				enum bench_workload wl)
+{
+	double worst = 0;
+	int wci = 0;
+	unsigned wt = 0;
+
+	for (int ci = 0; ci < BENCH_NCT; ci++)
+		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			double s = report_spread(&t->cell[ci][wl][ti]);
+
+			if (!isnan(s) && s > worst) {
+				worst = s;
+				wci = ci;
+				wt = t->threads[ti];
+			}
+		}
+	if (worst > 0)
+		fprintf(f, "\nLargest spread between repetitions: %.0f%% of the "
+			   "median (%s, %u threads).\n",
+			worst * 100, t->ct[wci]->name, wt);
+}
+
+static void report_workload(FILE *f, const struct bench_table *t,
+			    enum bench_workload wl)
+{
+	fprintf(f, "\n### %s: %s\n\nThroughput (Mops/s, higher is better) "
+		   "and CPU time per operation (ns, lower is better):\n\n",
+		bench_wl_name[wl], bench_wl_label[wl]);
+	report_speeds(f, t, wl);
+	fprintf(f, "\nSpeed as a multiple of the thread-local array's and "
+		   "of glibc's: wall-clock throughput (CPU time per "
+		   "operation):\n\n");
+	report_ratios(f, t, wl);
+	report_worst_spread(f, t, wl);
+}
+
+/* targets */
+
+enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING };
+
+struct report_target {
+	enum report_kind kind;
+	const char *ct;
+	double need;
+	const char *text;
+};
+
+static const struct report_target report_targets[] = {
+	{ VS_LOCAL, "lfp_explicit", 0.8,
+	  "explicit cache >= 0.8x the thread-local array" },
+	{ VS_LOCAL, "lfp_implicit", 0.7,
+	  "implicit cache >= 0.7x the thread-local array" },
+	{ VS_PEERS, "lfp_explicit", 1.3,
+	  "explicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc" },
+	{ VS_PEERS, "lfp_implicit", 1.3,
+	  "implicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc" },
+	{ VS_MIMALLOC, "lfp_explicit", 1.5, "explicit cache >= 1.5x mimalloc" },
+	{ VS_MIMALLOC, "lfp_implicit", 1.5, "implicit cache >= 1.5x mimalloc" },
+	{ SCALING, "lfp_explicit", 0.9,
+	  "explicit cache: 8 threads >= 0.9x 2 threads" },
+	{ SCALING, "lfp_implicit", 0.9,
+	  "implicit cache: 8 threads >= 0.9x 2 threads" },
+};
+
+static bool report_target_wl(enum report_kind k, enum bench_workload wl)
+{
+	if (k == VS_MIMALLOC)
+		return wl == WL_HANDOFF;
+	if (k == SCALING)
+		return true;
+	return wl == WL_PAIR || wl == WL_BURST_LIFO || wl == WL_BURST_SHUF ||
+	       wl == WL_CHURN;
+}
+
+static int report_tindex(const struct bench_table *t, unsigned threads)
+{
+	for (unsigned i = 0; i < t->ntc; i++)
+		if (t->threads[i] == threads)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The ratio a target looks at, for one thread count (NAN if unknown), by
+ * wall-clock throughput or, with cpu, by CPU time per operation. Handoff
+ * on one thread hands nothing to anyone, so the handoff target starts at
+ * two threads.
+ */
+static double report_ratio(const struct bench_table *t, enum report_kind k,
+			   int ci, enum bench_workload wl, unsigned ti,
+			   bool cpu)
+{
+	double me = report_speed(t, ci, wl, ti, cpu), best;
+	int two = report_tindex(t, 2), eight = report_tindex(t, 8);
+
+	switch (k) {
+	case VS_LOCAL:
+		return me / report_speed(t, report_find(t, "local"), wl, ti, cpu);
+	case VS_PEERS:
+		best = fmax(report_speed(t, report_find(t, "mimalloc"), wl, ti,
+					 cpu),
+			    report_speed(t, report_find(t, "jemalloc"), wl, ti,
+					 cpu));
+		best = fmax(best, report_speed(t, report_find(t, "tcmalloc"),
+					       wl, ti, cpu));
+		return me / best;
+	case VS_MIMALLOC:
+		if (t->threads[ti] < 2)
+			return NAN;
+		return me / report_speed(t, report_find(t, "mimalloc"), wl, ti,
+					 cpu);
+	case SCALING:
+		if (two < 0 || eight < 0 || ti != (unsigned)eight)
+			return NAN;
+		return me / report_speed(t, ci, wl, (unsigned)two, cpu);
+	}
+	return NAN;
+}
+
+/* The worst ratio over the thread counts; *at gets its thread count. */
+static double report_worst(const struct bench_table *t,
+			   const struct report_target *g, int ci,
+			   enum bench_workload wl, bool cpu, unsigned *at)
+{
+	double worst = NAN;
+
+	for (unsigned ti = 0; ti < t->ntc; ti++) {
+		double r = report_ratio(t, g->kind, ci, wl, ti, cpu);
+
+		if (!isnan(r) && (isnan(worst) || r < worst)) {
+			worst = r;
+			*at = t->threads[ti];
+		}
+	}
+	return worst;
+}
+
+/* Two decimals, or three where two would round a miss up to the target. */
+static int report_digits(double r, double need)
+{
+	return r < need && r >= need - 0.005 ? 3 : 2;
+}
+
+/* One row: the worst ratios over the thread counts of one workload.
+ * Returns 1 if the wall-clock ratio misses the target. */
+static int report_target_row(FILE *f, const struct bench_table *t,
+			     const struct report_target *g, int ci,
+			     enum bench_workload wl)
+{
+	unsigned wat = 0, cat = 0;
+	double w = report_worst(t, g, ci, wl, false, &wat);
+	double c = report_worst(t, g, ci, wl, true, &cat);
+	const char *verdict;
+
+	if (isnan(w)) {
+		fprintf(f, "| %s | %s | – | – | %.2f | not measured |\n",
+			g->text, bench_wl_name[wl], g->need);
+		return 0;
+	}
+	if (w >= g->need)
+		verdict = c >= g->need ? "met" : "met (by CPU time: missed)";
+	else
+		verdict = c >= g->need ? "**missed** (by CPU time: met)"
+				       : "**missed**";
+	fprintf(f, "| %s | %s | %.*f at %uT | %.*f at %uT | %.2f | %s |\n",
+		g->text, bench_wl_name[wl], report_digits(w, g->need), w, wat,
+		report_digits(c, g->need), c, cat, g->need, verdict);
+	return w < g->need;
+}
+
+static void report_targets_md(FILE *f, const struct bench_table *t)
+{
+	int bare = report_find(t, "lfp_bare"), missed = 0;
+	bool caches = t->avail[report_find(t, "lfp_explicit")] ||
+		      t->avail[report_find(t, "lfp_implicit")];
+
+	fprintf(f, "\n## Targets\n\nEach row is the worst ratio over the "
+		   "thread counts measured, from medians of this run: by "
+		   "wall-clock throughput, which the targets are written "
+		   "for, and by CPU time per operation, which other load on "
+		   "the machine disturbs far less. The handoff target starts "
+		   "at 2 threads.\n");
+	if (!caches)
+		fprintf(f, "\nThe per-thread caches are not in this build: "
+			   "the rows below measure the bare shared pool "
+			   "(lfp_bare) against the caches' targets, for "
+			   "information only.\n");
+	fprintf(f, "\n| target | workload | wall-clock | CPU time | needed "
+		   "| |\n|---|---|---:|---:|---:|---|\n");
+	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
+	     i++) {
+		const struct report_target *g = &report_targets[i];
+		int ci = caches ? report_find(t, g->ct) : bare;
+
+		if (!caches && strcmp(g->ct, "lfp_explicit"))
+			continue; /* one set of rows for the bare pool */
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			if (report_target_wl(g->kind, wl) && t->wl_on[wl])
+				missed += report_target_row(f, t, g, ci, wl);
+	}
+	fprintf(f, "\n%d target rows missed by wall-clock throughput.\n",
+		missed);
+}
+
+static void report_contenders(FILE *f, const struct bench_table *t)
+{
+	fprintf(f, "\n## Contenders\n\n| row | what it is | status |\n"
+		   "|---|---|---|\n");
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		unsigned bad = 0;
+
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			for (unsigned ti = 0; ti < t->ntc; ti++)
+				bad += t->cell[ci][wl][ti].bad;
+		fprintf(f, "| %s | %s", t->ct[ci]->name, t->ct[ci]->label);
+		if (!t->avail[ci])
+			fprintf(f, " | not run: %s |\n", t->why[ci]);
+		else if (t->preload[ci])
+			fprintf(f, " | LD_PRELOAD=%s%s |\n", t->preload[ci],
+				bad ? ", some runs failed" : "");
+		else
+			fprintf(f, " | %s |\n", bad ? "some runs failed" : "ran");
+	}
+}
+
+static void report_header(FILE *f, const struct bench_table *t)
+{
+	fprintf(f,
+		"# lfpool benchmark results\n\n"
+		"- Date: %s\n"
+		"- Machine: %s, %ld online CPUs; %s\n"
+		"- Load average before / after: %s / %s\n"
+		"- Each run: %d-byte objects, written in full on allocation; "
+		"%u ms warm-up, then a %u ms timed window\n"
+		"- Each number: the median of %u runs; within a repetition "
+		"the contenders take turns in a rotating order\n"
+		"- malloc in the driver process: %s\n"
+		"- lfpool cache rows: lfp_config.cache_size %u, batch_size %u "
+		"(0: the library's default)\n"
+		"- Wall time of the whole measurement: %.0f s\n\n"
+		"An operation is one allocation and one release (handoff: one "
+		"object passed; particles: one particle spawned, aged and "
+		"released). Mops/s is wall-clock throughput of all threads. "
+		"ns/op is the CPU time of all workers in the window divided "
+		"by the operations; it leaves out time a worker spent waiting "
+		"for a core, so it is the steadier number on a shared "
+		"machine. Ratios are between medians of this run.\n",
+		t->date, t->cpu, t->ncpu, t->kernel, t->load_before,
+		t->load_after, BENCH_OBJ_SIZE, t->warm_ms, t->time_ms, t->reps,
+		t->malloc_origin, t->lfp_cache_size, t->lfp_batch_size,
+		t->seconds);
+}
+
+static int report_md(const struct bench_table *t, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	report_header(f, t);
+	report_contenders(f, t);
+	fprintf(f, "\n## Workloads\n");
+	for (int wl = 0; wl < WL_COUNT; wl++)
+		if (t->wl_on[wl])
+			report_workload(f, t, wl);
+	report_targets_md(f, t);
+	return fclose(f);
+}
+
+/*
+ * Columns with data, and the line style of each: a contender keeps its
+ * colour in every panel (plot.gp defines styles 1 .. BENCH_NCT).
+ */
+static void report_plot_cfg(FILE *cfg, const struct bench_table *t)
+{
+	const char *sep = "";
+
+	fputs("cols = \"", cfg);
+	for (int ci = 0; ci < BENCH_NCT; ci++) {
+		bool any = false;
+
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			any = any || report_has_row(t, ci, wl);
+		if (any) {
+			fprintf(cfg, "%s%d", sep, ci + 2);
+			sep = " ";
+		}
+	}
+	fputs("\"\n", cfg);
+}
+
+/* plot-<workload>.dat: threads, then one column per contender ("?" = none),
+ * and plot.cfg naming the files for plot.gp. */
+static int report_plot(const struct bench_table *t, const char *dir)
+{
+	char path[4096];
+	FILE *cfg, *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/plot.cfg", dir);
+	if (!(cfg = fopen(path, "w")))
+		return -1;
+	report_plot_cfg(cfg, t);
+	fputs("workloads = \"", cfg);
+	for (int wl = 0; wl < WL_COUNT; wl++) {
+		if (!t->wl_on[wl])
+			continue;
+		fprintf(cfg, "%s ", bench_wl_name[wl]);
+		snprintf(path, sizeof(path), "%s/plot-%s.dat", dir,
+			 bench_wl_name[wl]);
+		if (!(f = fopen(path, "w"))) {
+			err = -1;
+			continue;
+		}
+		fputs("threads", f);
+		for (int ci = 0; ci < BENCH_NCT; ci++)
+			fprintf(f, " %s", t->ct[ci]->name);
+		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			fprintf(f, "\n%u", t->threads[ti]);
+			for (int ci = 0; ci < BENCH_NCT; ci++) {
+				double m = report_mops(t, ci, wl, ti);
+
+				if (isnan(m))
+					fputs(" ?", f);
+				else
+					fprintf(f, " %.3f", m);
+			}
+		}
+		fputc('\n', f);
+		err |= fclose(f);
+	}
+	fputs("\"\n", cfg);
+	return fclose(cfg) | err;
+}
+
+int bench_report(const struct bench_table *t, const char *dir)
+{
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/results.md", dir);
+	err = report_md(t, path);
+	snprintf(path, sizeof(path), "%s/raw.tsv", dir);
+	err |= bench_raw_write(t, path);
+	err |= report_plot(t, dir);
+	if (err)
+		fprintf(stderr, "lfpbench: cannot write the report in %s\n", dir);
+	else
+		fprintf(stderr, "lfpbench: wrote %s/results.md, raw.tsv and "
+				"plot data\n", dir);
+	return err;
+}

@@ -1,0 +1,226 @@
+/*
+ * One run: one contender, one workload, a number of threads. The workers
+ * loop until told to stop; the driver thread sleeps through a warm-up,
+ * then samples the operation counts, the wall clock and every worker's
+ * CPU clock at the start and the end of the timed window. Setup (filling
+ * churn's live set, shuffling) and teardown fall outside the window.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "bench.h"
+#include "workloads.h"
+
+const char *const bench_wl_name[WL_COUNT] = {
+	[WL_PAIR] = "pair",
+	[WL_BURST_LIFO] = "burst-lifo",
+	[WL_BURST_SHUF] = "burst-shuffled",
+	[WL_CHURN] = "churn",
+	[WL_HANDOFF] = "handoff",
+	[WL_PARTICLE] = "particles",
+};
+
+const char *const bench_wl_label[WL_COUNT] = {
+	[WL_PAIR] = "allocate, write, release",
+	[WL_BURST_LIFO] = "1024 allocations, then release newest first",
+	[WL_BURST_SHUF] = "1024 allocations, then release in random order",
+	[WL_CHURN] = "4096 live per thread; release a random one, allocate anew",
+	[WL_HANDOFF] = "half the threads allocate, pass objects through a "
+		       "ring, the other half release them (one thread: "
+		       "fill 256, drain)",
+	[WL_PARTICLE] = "per frame: spawn 256, age all, release the expired; "
+			"every fourth expired one is released by the next "
+			"worker",
+};
+
+bool bench_wl_local(enum bench_workload wl)
+{
+	return wl != WL_HANDOFF && wl != WL_PARTICLE;
+}
+
+void *bench_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void bench_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+static void *run_worker(void *arg)
+{
+	struct bench_worker *w = arg;
+	struct bench_run *run = w->run;
+
+	w->ctx = w->ct->enter(w->tid);
+	pthread_barrier_wait(&run->start);
+	if (w->ctx) {
+		w->ct->fns[run->wl](w);
+	} else {
+		wl_fail(w);
+		if (run->wl == WL_PARTICLE)
+			pthread_barrier_wait(&run->end);
+	}
+	if (w->ctx)
+		w->ct->leave(w->ctx);
+	return NULL;
+}
+
+struct run_sample {
+	double wall;
+	double cpu;
+	uint64_t ops;
+};
+
+static double run_clock(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void run_sample(struct bench_run *run, struct run_sample *s)
+{
+	clockid_t cid;
+
+	s->wall = run_clock(CLOCK_MONOTONIC);
+	s->cpu = 0;
+	s->ops = 0;
+	for (unsigned i = 0; i < run->nthreads; i++) {
+		s->ops += atomic_load_explicit(&run->w[i].ops,
+					       memory_order_relaxed);
+		if (!pthread_getcpuclockid(run->w[i].thread, &cid))
+			s->cpu += run_clock(cid);
+	}
+}
+
+static void run_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+static int run_rings(struct bench_run *run)
+{
+	uint32_t size = run->wl == WL_PARTICLE ? WL_MAILBOX : WL_HANDOFF_RING;
+
+	for (unsigned i = 0; i < BENCH_MAX_THREADS; i++) {
+		struct bench_ring *r = &run->ring[i];
+
+		r->mask = size - 1;
+		r->slot = calloc(size, sizeof(*r->slot));
+		if (!r->slot)
+			return -1;
+	}
+	return 0;
+}
+
+static void run_free(struct bench_run *run)
+{
+	for (unsigned i = 0; i < BENCH_MAX_THREADS; i++)
+		free((void *)run->ring[i].slot);
+	free(run);
+}
+
+static struct bench_run *run_new(const struct bench_contender *ct,
+				 enum bench_workload wl, unsigned nthreads)
+{
+	struct bench_run *run = aligned_alloc(BENCH_CACHELINE, sizeof(*run));
+
+	if (!run)
+		return NULL;
+	memset(run, 0, sizeof(*run));
+	run->ct = ct;
+	run->wl = wl;
+	run->nthreads = nthreads;
+	if (run_rings(run)) {
+		run_free(run);
+		return NULL;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		run->w[i].run = run;
+		run->w[i].ct = ct;
+		run->w[i].tid = i;
+		run->w[i].rng = UINT64_C(0x9E3779B97F4A7C15) * (i + 1);
+	}
+	return run;
+}
+
+/* Start the workers, time the window, stop them. */
+static int run_timed(struct bench_run *run, unsigned warm_ms,
+		     unsigned time_ms, struct run_sample *a,
+		     struct run_sample *b)
+{
+	unsigned n = run->nthreads, started;
+
+	pthread_barrier_init(&run->start, NULL, n + 1);
+	pthread_barrier_init(&run->end, NULL, n);
+	for (started = 0; started < n; started++)
+		if (pthread_create(&run->w[started].thread, NULL, run_worker,
+				   &run->w[started]))
+			break;
+	if (started < n) {
+		fprintf(stderr, "lfpbench: pthread_create failed\n");
+		exit(2); /* the barrier would never open */
+	}
+	pthread_barrier_wait(&run->start);
+	run_sleep_ms(warm_ms);
+	run_sample(run, a);
+	run_sleep_ms(time_ms);
+	run_sample(run, b);
+	atomic_store_explicit(&run->stop, 1, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(run->w[i].thread, NULL);
+	pthread_barrier_destroy(&run->start);
+	pthread_barrier_destroy(&run->end);
+	return 0;
+}
+
+int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
+		  unsigned nthreads, unsigned warm_ms, unsigned time_ms,
+		  struct bench_result *out)
+{
+	struct bench_run *run = run_new(ct, wl, nthreads);
+	struct run_sample a, b;
+	const char *failed;
+
+	if (!run)
+		return -1;
+	if (ct->setup(nthreads)) {
+		run_free(run);
+		return -1;
+	}
+	run_timed(run, warm_ms, time_ms, &a, &b);
+	failed = ct->teardown() ? "the contender found itself inconsistent" : NULL;
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < nthreads; i++) {
+		if (run->w[i].failed)
+			failed = "an allocation failed";
+		out->overflows += run->w[i].overflows;
+	}
+	if (!failed && b.ops <= a.ops)
+		failed = "no operation completed in the timed window";
+	if (!failed) {
+		out->mops = (double)(b.ops - a.ops) / (b.wall - a.wall) * 1e-6;
+		out->cpu_ns = (b.cpu - a.cpu) / (double)(b.ops - a.ops) * 1e9;
+	}
+	run_free(run);
+	if (failed)
+		fprintf(stderr, "lfpbench: %s, %s, %u threads: %s\n", ct->name,
+			bench_wl_name[wl], nthreads, failed);
+	return failed ? -1 : 0;
+}

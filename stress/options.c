@@ -1,0 +1,470 @@
+/* The command line of lfpool-stress. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stress.h"
+
+const char *const stress_mode_name[STRESS_NMODES] = {
+	[STRESS_POOL] = "pool",         [STRESS_CACHE] = "cache",
+	[STRESS_EXPLICIT] = "explicit", [STRESS_BULK] = "bulk",
+	[STRESS_HANDOFF] = "handoff",   [STRESS_EXIT] = "exit",
+	[STRESS_BAD] = "bad",
+};
+
+/* The modes that need the per-thread cache API. */
+static bool opt_needs_caches(int m)
+{
+	return m == STRESS_CACHE || m == STRESS_EXPLICIT || m == STRESS_BULK;
+}
+
+static void opt_usage(FILE *f)
+{
+	fputs(
+"usage: lfpool-stress [options]\n"
+"\n"
+"Hammer one lfpool pool from many threads and check, on every operation,\n"
+"that no slot is live twice and that no live object was written by anyone\n"
+"but its holder; at the end, that every slot is accounted for. Exits 0 if\n"
+"all held, 1 on a violation (the message names the slot, the thread and\n"
+"the operation), 2 on a bad command line or setup failure.\n"
+"\n"
+"  -t, --threads N     worker threads, 1..64 (default: the number of cores)\n"
+"  -n, --ops N         operations per worker (default 100k unless\n"
+"                      --duration is given); k, M, G multiply by 10^3,6,9\n"
+"  -d, --duration T    run for T: 500ms, 10s, 2m, 1h (a plain number is\n"
+"                      seconds); with --ops, whichever ends first\n"
+"  -s, --seed N        seed of every thread's random choices (default 1)\n"
+"  -c, --capacity N    objects in the pool (default 1024); make it small,\n"
+"                      e.g. 32, to make exhaustion frequent\n"
+"      --size B        bytes per object, a multiple of 8, 24..4096\n"
+"                      (default 64)\n"
+"      --hold N        most objects one thread holds at once (default 64)\n"
+"  -m, --mix LIST      what the threads do (default: all), see below\n"
+"      --life N        with exit: mean operations a thread lives (default\n"
+"                      2000)\n"
+"      --cache-size N  lfp_config.cache_size (default 0: the pool's own)\n"
+"      --batch-size N  lfp_config.batch_size (default 0: the pool's own)\n"
+"      --grow N        let the pool grow (LFP_EXHAUST_GROW) from --capacity\n"
+"                      up to N objects\n"
+"      --strict        create the pool with LFP_F_STRICT\n"
+"      --poison        create the pool with LFP_F_POISON\n"
+"      --hooks         give the pool a ctor, on_alloc and on_free, and check\n"
+"                      that each runs once per event on the right object\n"
+"      --json          print one JSON object instead of the summary\n"
+"      --progress      a progress line on stderr, refreshed each second\n"
+"      --no-progress   none (default: only if stderr is a terminal)\n"
+"      --rss-slack MiB with --duration: fail if resident memory grows by\n"
+"                      more than this after warm-up, the first quarter\n"
+"                      of the run (1..60 s); it is read each second from\n"
+"                      /proc/self/statm (default 4; in sanitizer builds\n"
+"                      -1: report only, their allocators keep growing)\n"
+"      --stall S       fail if no operation completes for S seconds\n"
+"                      (default 60)\n"
+"      --list-modes    print the modes this build supports and exit\n"
+"  -h, --help          this text\n"
+"\n"
+"An operation is one call that allocates or releases (a bulk call counts\n"
+"once) or one object sent to another thread.\n"
+"\n"
+"The checks: an owner word per slot, set by compare-and-swap from 0 to the\n"
+"thread's id when an object arrives and back to 0 before its release (a\n"
+"failure is a slot live twice); a pattern of thread id, slot and sequence\n"
+"number written into every object when it arrives and verified when it is\n"
+"released or handed off; results of every call (a valid release must\n"
+"succeed, a bad one must fail); lfp_stats adding up every second; and at\n"
+"the end, with every thread joined and every cache gone, the owner words,\n"
+"lfp_stats against the harness's own counts, and the pool's census\n"
+"(lfpi_audit).\n"
+"\n"
+"The mix is a comma-separated list of modes, each optionally weighted as\n"
+"name:W (W = 1..100, default 1); 'all' stands for every mode this build\n"
+"supports but pool. Allocation picks among pool, cache, explicit and bulk\n"
+"by weight; release picks among those and handoff. The modes:\n"
+"  pool      lfp_alloc/lfp_free on a pool created with LFP_F_NO_CACHE:\n"
+"            the bare shared stack (excludes cache)\n"
+"  cache     lfp_alloc/lfp_free through the implicit per-thread caches\n"
+"  explicit  lfp_cache_alloc/lfp_cache_free on a cache of each thread's own\n"
+"  bulk      lfp_alloc_bulk/lfp_free_bulk of 1..16 objects\n"
+"  handoff   send the object to another thread through a queue; that\n"
+"            thread verifies it, takes it over and releases it\n"
+"  exit      threads retire after about --life operations, holding full\n"
+"            caches (left to the implicit cache's destructor, or an\n"
+"            explicit cache destroyed or passed to the successor) and are\n"
+"            replaced by new threads\n"
+"  bad       W in 64 operations release a foreign or misaligned pointer,\n"
+"            which the pool must refuse without changing anything\n"
+"A mix with no allocating mode gets cache (pool in builds without the\n"
+"cache API). Example: --mix cache:4,bulk,handoff:2,exit\n",
+		f);
+}
+
+static int opt_bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "lfpool-stress: bad %s '%s' (see --help)\n", what, arg);
+	return -EINVAL;
+}
+
+/* A count with an optional k/M/G suffix, within [min, max]. */
+static int opt_count(const char *arg, uint64_t min, uint64_t max,
+		     const char *what, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'k')
+		mul = 1000, end++;
+	else if (*end == 'M')
+		mul = 1000000, end++;
+	else if (*end == 'G')
+		mul = 1000000000, end++;
+	if (errno || end == arg || *end || arg[0] == '-' ||
+	    v > max / mul || v * mul < min || v * mul > max)
+		return opt_bad(what, arg);
+	*out = v * mul;
+	return 0;
+}
+
+static int opt_u32(const char *arg, uint64_t min, uint64_t max,
+		   const char *what, uint32_t *out)
+{
+	uint64_t v;
+	int err = opt_count(arg, min, max, what, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
+}
+
+/* A duration: a number with ms, s, m or h (seconds if none). */
+static int opt_duration(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || !(v > 0))
+		return opt_bad("duration", arg);
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return opt_bad("duration", arg);
+	*out = v;
+	return 0;
+}
+
+static int opt_mode_named(const char *name, size_t len)
+{
+	for (int m = 0; m < STRESS_NMODES; m++)
+		if (strlen(stress_mode_name[m]) == len &&
+		    !strncmp(stress_mode_name[m], name, len))
+			return m;
+	return -1;
+}
+
+/* Enable every mode this build supports but pool. */
+static void opt_mix_all(struct stress_opts *o, unsigned w)
+{
+	for (int m = 0; m < STRESS_NMODES; m++)
+		if (m != STRESS_POOL && (STRESS_HAVE_CACHES || !opt_needs_caches(m)))
+			o->weight[m] = w;
+	if (!STRESS_HAVE_CACHES)
+		o->weight[STRESS_POOL] = w;
+}
+
+/* One item of the mix: name or name:W. */
+static int opt_mix_item(struct stress_opts *o, const char *item, size_t len)
+{
+	const char *colon = memchr(item, ':', len);
+	size_t nlen = colon ? (size_t)(colon - item) : len;
+	char wbuf[8];
+	uint32_t w = 1;
+	int m;
+
+	if (colon) {
+		if (len - nlen - 1 >= sizeof(wbuf) || len - nlen - 1 == 0)
+			return opt_bad("weight in mix item", item);
+		memcpy(wbuf, colon + 1, len - nlen - 1);
+		wbuf[len - nlen - 1] = '\0';
+		if (opt_u32(wbuf, 1, 100, "weight", &w))
+			return -EINVAL;
+	}
+	if (nlen == 3 && !strncmp(item, "all", 3)) {
+		opt_mix_all(o, w);
+		return 0;
+	}
+	if ((m = opt_mode_named(item, nlen)) < 0)
+		return opt_bad("mode in mix", item);
+	if (opt_needs_caches(m) && !STRESS_HAVE_CACHES) {
+		fprintf(stderr, "lfpool-stress: mode '%s' needs the per-thread "
+				"cache API, which this lfpool lacks\n",
+			stress_mode_name[m]);
+		return -ENOTSUP;
+	}
+	o->weight[m] = w;
+	return 0;
+}
+
+/* Spell the mix out, so a report says exactly what ran. */
+static void opt_mix_text(struct stress_opts *o)
+{
+	size_t n = 0;
+
+	o->mix[0] = '\0';
+	for (int m = 0; m < STRESS_NMODES; m++) {
+		if (!o->weight[m])
+			continue;
+		n += (size_t)snprintf(o->mix + n, sizeof(o->mix) - n, "%s%s",
+				      n ? "," : "", stress_mode_name[m]);
+		if (o->weight[m] > 1)
+			n += (size_t)snprintf(o->mix + n, sizeof(o->mix) - n,
+					      ":%u", o->weight[m]);
+	}
+}
+
+static int opt_mix(struct stress_opts *o, const char *arg)
+{
+	const char *p = arg;
+	int err;
+
+	memset(o->weight, 0, sizeof(o->weight));
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len && (err = opt_mix_item(o, p, len)))
+			return err;
+		p += len + (p[len] == ',');
+	}
+	if (o->weight[STRESS_POOL] && o->weight[STRESS_CACHE]) {
+		fputs("lfpool-stress: pool and cache exclude each other: pool "
+		      "makes lfp_alloc bypass the caches\n", stderr);
+		return -EINVAL;
+	}
+	if (!o->weight[STRESS_POOL] && !o->weight[STRESS_CACHE] &&
+	    !o->weight[STRESS_EXPLICIT] && !o->weight[STRESS_BULK])
+		o->weight[STRESS_HAVE_CACHES ? STRESS_CACHE : STRESS_POOL] = 1;
+	return 0;
+}
+
+bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m)
+{
+	return o->weight[m] != 0;
+}
+
+static void opt_defaults(struct stress_opts *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->threads = cores < 1 ? 1 : cores > STRESS_MAX_THREADS
+					     ? STRESS_MAX_THREADS
+					     : (unsigned)cores;
+	o->seed = 1;
+	o->capacity = 1024;
+	o->obj_size = 64;
+	o->hold = 64;
+	o->life = 2000;
+	o->progress = isatty(STDERR_FILENO);
+	o->rss_slack = STRESS_SANITIZED ? -1 : 4;
+	o->stall = 60;
+	opt_mix_all(o, 1);
+}
+
+static void opt_list_modes(void)
+{
+	const char *sep = "";
+
+	for (int m = 0; m < STRESS_NMODES; m++)
+		if (STRESS_HAVE_CACHES || !opt_needs_caches(m)) {
+			printf("%s%s", sep, stress_mode_name[m]);
+			sep = " ";
+		}
+	putchar('\n');
+}
+
+enum {
+	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_GROW,
+	OPT_STRICT, OPT_POISON, OPT_HOOKS, OPT_JSON, OPT_PROGRESS,
+	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST
+};
+
+static const struct option opt_long[] = {
+	{ "threads", required_argument, NULL, 't' },
+	{ "ops", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "capacity", required_argument, NULL, 'c' },
+	{ "mix", required_argument, NULL, 'm' },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "hold", required_argument, NULL, OPT_HOLD },
+	{ "life", required_argument, NULL, OPT_LIFE },
+	{ "cache-size", required_argument, NULL, OPT_CACHE },
+	{ "batch-size", required_argument, NULL, OPT_BATCH },
+	{ "grow", required_argument, NULL, OPT_GROW },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "poison", no_argument, NULL, OPT_POISON },
+	{ "hooks", no_argument, NULL, OPT_HOOKS },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "rss-slack", required_argument, NULL, OPT_RSS },
+	{ "stall", required_argument, NULL, OPT_STALL },
+	{ "list-modes", no_argument, NULL, OPT_LIST },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A floating-point option value. */
+static int opt_real(const char *arg, const char *what, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(arg, &end);
+	if (errno || end == arg || *end)
+		return opt_bad(what, arg);
+	return 0;
+}
+
+static int opt_threads(struct stress_opts *o, const char *a)
+{
+	uint32_t n;
+	int err = opt_u32(a, 1, STRESS_MAX_THREADS, "thread count", &n);
+
+	if (!err)
+		o->threads = n;
+	return err;
+}
+
+static int opt_size(struct stress_opts *o, const char *a)
+{
+	int err = opt_u32(a, 24, 4096, "object size", &o->obj_size);
+
+	return err ? err : o->obj_size % 8 ? opt_bad("object size", a) : 0;
+}
+
+static int opt_stall(struct stress_opts *o, const char *a)
+{
+	int err = opt_real(a, "stall time", &o->stall);
+
+	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
+}
+
+/* The options that say how to make the pool; -ENOENT for any other. */
+static int opt_pool(struct stress_opts *o, int c, const char *a)
+{
+	switch (c) {
+	case OPT_GROW:
+		return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "growth limit",
+			       &o->grow);
+	case OPT_STRICT:
+		o->strict = true;
+		return 0;
+	case OPT_POISON:
+		o->poison = true;
+		return 0;
+	case OPT_HOOKS:
+		o->hooks = true;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The options that shape the run; -ENOENT for any other. */
+static int opt_shape(struct stress_opts *o, int c, const char *a)
+{
+	switch (c) {
+	case 't':
+		return opt_threads(o, a);
+	case 'n':
+		return opt_count(a, 1, UINT64_MAX / 2, "operation count",
+				 &o->ops);
+	case 'd':
+		return opt_duration(a, &o->duration);
+	case 's':
+		return opt_count(a, 0, UINT64_MAX, "seed", &o->seed);
+	case 'c':
+		return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "capacity",
+			       &o->capacity);
+	case 'm':
+		return opt_mix(o, a);
+	case OPT_SIZE:
+		return opt_size(o, a);
+	case OPT_HOLD:
+		return opt_u32(a, 1, STRESS_MAX_HOLD, "hold", &o->hold);
+	case OPT_LIFE:
+		return opt_u32(a, 1, UINT32_MAX / 2, "life", &o->life);
+	case OPT_CACHE:
+		return opt_u32(a, 0, UINT32_MAX, "cache size", &o->cache_size);
+	case OPT_BATCH:
+		return opt_u32(a, 0, UINT32_MAX, "batch size", &o->batch_size);
+	}
+	return opt_pool(o, c, a);
+}
+
+/* What to print and when to fail; 1 means "done, exit 0" (help, list). */
+static int opt_output(struct stress_opts *o, int c, const char *a,
+		      bool *progress_set)
+{
+	switch (c) {
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_PROGRESS:
+	case OPT_NO_PROGRESS:
+		o->progress = c == OPT_PROGRESS;
+		*progress_set = true;
+		return 0;
+	case OPT_RSS:
+		return opt_real(a, "RSS slack", &o->rss_slack);
+	case OPT_STALL:
+		return opt_stall(o, a);
+	case OPT_LIST:
+		opt_list_modes();
+		return 1;
+	case 'h':
+		opt_usage(stdout);
+		return 1;
+	}
+	return -EINVAL; /* getopt has said what was wrong */
+}
+
+/* Returns 0 to run, 1 to exit successfully (help), < 0 on a bad line. */
+int stress_parse(int argc, char **argv, struct stress_opts *o)
+{
+	bool progress_set = false;
+	int c, err;
+
+	opt_defaults(o);
+	while ((c = getopt_long(argc, argv, "t:n:d:s:c:m:h", opt_long,
+				NULL)) != -1) {
+		err = opt_shape(o, c, optarg);
+		if (err == -ENOENT)
+			err = opt_output(o, c, optarg, &progress_set);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return opt_bad("argument", argv[optind]);
+	if (!o->ops && !o->duration)
+		o->ops = 100000;
+	if (o->grow && o->grow < o->capacity) {
+		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
+		return -EINVAL;
+	}
+	if (o->json && !progress_set)
+		o->progress = false;
+	opt_mix_text(o);
+	return 0;
+}

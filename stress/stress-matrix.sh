@@ -1,0 +1,76 @@
+#!/bin/sh
+# Run lfpool-stress over a matrix of thread counts and mixes; one line per
+# run, a total at the end, and a failure if any run fails.
+#   STRESS_MATRIX   short (make check, the default) or long (make stress)
+#   STRESS_THREADS  thread counts (default: 2 4 8)
+#   STRESS_OPS      operations per thread in the short matrix (default 30000)
+#   STRESS_TIME     time per run in the long matrix (default 20s)
+#   STRESS          the harness (default: ./lfpool-stress)
+# An entry is mix[@N][+option...]: @N runs on a pool of N objects, where
+# exhaustion is frequent (the others use 1024); each +option is passed as
+# --option (+grow=4096 as --grow=4096).
+set -u
+
+stress=${STRESS:-./lfpool-stress}
+matrix=${STRESS_MATRIX:-short}
+threads=${STRESS_THREADS:-2 4 8}
+modes=$("$stress" --list-modes) || exit 99
+
+case " $modes " in
+*" cache "*)
+	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks"
+	long="pool cache explicit bulk cache,handoff cache,exit all all+poison+strict+hooks pool,handoff,exit,bad@32 all@32 all@32+grow=65536+hooks" ;;
+*)
+	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32"
+	long="pool pool,handoff pool,exit pool,bad pool,handoff,exit,bad@32" ;;
+esac
+case $matrix in
+short) mixes=$short; limit="--ops ${STRESS_OPS:-30000}" ;;
+long) mixes=$long; limit="--duration ${STRESS_TIME:-20s}" ;;
+*) echo "stress-matrix.sh: STRESS_MATRIX is short or long" >&2; exit 99 ;;
+esac
+
+out=$(mktemp) && err=$(mktemp) || exit 99
+trap 'rm -f "$out" "$err"' EXIT
+
+field() {
+	sed -n "s/.*[{,]\"$1\":\([0-9.]*\)[,}].*/\1/p" "$out"
+}
+
+runs=0 failed=0 total_ops=0 total_checks=0 start=$(date +%s)
+for t in $threads; do
+	for m in $mixes; do
+		opts=
+		case $m in *+*) opts=--$(echo "${m#*+}" | sed 's/+/ --/g') ;; esac
+		m=${m%%+*} mix=${m%@*} cap=1024
+		case $m in *@*) cap=${m#*@} ;; esac
+		runs=$((runs + 1))
+		# shellcheck disable=SC2086
+		"$stress" --json --no-progress --threads "$t" --mix "$mix" \
+			--capacity "$cap" --seed "$runs" $limit $opts >"$out" 2>"$err"
+		rc=$?
+		ops=$(field ops) checks=$(field checks)
+		line=$(printf '%2s threads  %-48s %11s ops in %7s s %11s ops/s' \
+			"$t" "$mix cap $cap $opts" "${ops:-?}" "$(field elapsed_s)" \
+			"$(field ops_per_s)")
+		if [ "$matrix" = long ] && [ -n "$(field warm)" ]; then
+			line="$line  rss KiB start $(($(field start) >> 10))"
+			line="$line warm $(($(field warm) >> 10))"
+			line="$line max $(($(field max_after_warm) >> 10))"
+			line="$line end $(($(field end) >> 10))"
+		fi
+		if [ $rc -eq 0 ] && [ -n "$ops" ]; then
+			echo "ok   $line"
+			total_ops=$((total_ops + ops))
+			total_checks=$((total_checks + checks))
+		else
+			echo "FAIL $line (exit $rc, seed $runs)"
+			cat "$out" "$err"
+			failed=$((failed + 1))
+		fi
+	done
+done
+echo "stress matrix ($matrix): $runs runs, $failed failed," \
+	"$total_ops operations, $total_checks objects verified," \
+	"$(($(date +%s) - start)) s"
+[ $failed -eq 0 ]

@@ -1,0 +1,237 @@
+/*
+ * lfpool-stress: the concurrent stress harness.
+ *
+ * Worker threads allocate, stamp, verify, hand around and release objects
+ * of one pool as fast as they can, in a mix of the ways the API allows,
+ * while the harness checks, on every operation, that no slot is ever live
+ * twice and that nobody else wrote into a live object; at the end, with
+ * every thread joined and every cache gone, it checks that every slot is
+ * accounted for. The main thread supervises: it replaces threads that
+ * retire, prints progress, samples memory and spots a stalled run.
+ *
+ * Files: lfpool-stress.c (main and the supervisor), options.c (the command
+ * line), worker.c (the worker threads and the modes), check.c (the
+ * invariants), report.c (progress, summary, JSON, resident memory).
+ */
+#ifndef LFP_STRESS_H
+#define LFP_STRESS_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lfpool.h"
+
+/* The per-thread cache API (lfp_cache_*, bulk calls) comes with this flag. */
+#ifdef LFP_F_NO_CACHE
+#define STRESS_HAVE_CACHES 1
+#else
+#define STRESS_HAVE_CACHES 0
+#endif
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define STRESS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define STRESS_SANITIZED 1
+#endif
+#endif
+#ifndef STRESS_SANITIZED
+#define STRESS_SANITIZED 0
+#endif
+
+#define STRESS_MAX_THREADS 64
+#define STRESS_MAX_HOLD 4096
+#define STRESS_MAX_BULK 16
+#define STRESS_INBOX 256
+#define STRESS_CACHELINE 64
+#define STRESS_MSG 512
+
+enum stress_mode {
+	STRESS_POOL,     /* lfp_alloc/lfp_free on an LFP_F_NO_CACHE pool */
+	STRESS_CACHE,    /* lfp_alloc/lfp_free through the implicit caches */
+	STRESS_EXPLICIT, /* lfp_cache_alloc/lfp_cache_free */
+	STRESS_BULK,     /* lfp_alloc_bulk/lfp_free_bulk */
+	STRESS_HANDOFF,  /* released by another thread, sent through a queue */
+	STRESS_EXIT,     /* threads retire mid-run and are replaced */
+	STRESS_BAD,      /* releases of pointers the pool must refuse */
+	STRESS_NMODES
+};
+
+extern const char *const stress_mode_name[STRESS_NMODES];
+
+/* The command line, read-only once the run starts. */
+struct stress_opts {
+	unsigned threads;
+	uint64_t ops;       /* operations per worker; 0 = no limit */
+	double duration;    /* seconds; 0 = no limit */
+	uint64_t seed;
+	uint32_t capacity;
+	uint32_t obj_size;
+	uint32_t hold;       /* most objects one thread holds at once */
+	uint32_t cache_size; /* lfp_config.cache_size, 0 = default */
+	uint32_t batch_size; /* lfp_config.batch_size, 0 = default */
+	uint32_t life;       /* mean operations per thread life with exit */
+	uint32_t grow;       /* max_capacity of a growing pool; 0 = fixed */
+	bool strict;         /* LFP_F_STRICT */
+	bool poison;         /* LFP_F_POISON */
+	bool hooks;          /* count and check ctor, on_alloc, on_free */
+	unsigned weight[STRESS_NMODES];
+	char mix[160]; /* the mix, spelled out */
+	bool json;
+	bool progress;    /* a progress line on stderr */
+	double rss_slack; /* MiB of growth allowed after warm-up; < 0: none */
+	double stall;     /* seconds without an operation that fail the run */
+};
+
+/* What the pattern in a live object must say: who stamped it, and when. */
+struct stress_mark {
+	uint32_t tid;
+	uint32_t slot;
+	uint64_t seq;
+};
+
+/* An object a thread holds. */
+struct stress_held {
+	void *obj;
+	struct stress_mark mark;
+};
+
+/* An object in transit to another thread. */
+struct stress_parcel {
+	struct stress_held h;
+	uint32_t from; /* the sender's thread id: the slot's owner word */
+};
+
+/*
+ * Objects sent to one worker. A mutex is enough: the queue is the
+ * harness's, not the pool's, and the sender only tries the lock.
+ */
+struct stress_inbox {
+	pthread_mutex_t lock;
+	uint32_t head;  /* under lock */
+	uint32_t count; /* under lock */
+	_Atomic uint32_t seen; /* count, for the progress line */
+	struct stress_parcel ring[STRESS_INBOX];
+};
+
+/* Counts of one worker, summed over its lives. */
+struct stress_tally {
+	uint64_t ops;       /* pool calls and handoffs */
+	uint64_t allocs;    /* objects allocated */
+	uint64_t frees;     /* objects released */
+	uint64_t exhausted; /* allocation calls that came back empty or short */
+	uint64_t checks;    /* objects whose pattern was verified */
+	uint64_t handoffs;  /* objects sent to another thread */
+	uint64_t refused;   /* bad releases refused, as they must be */
+	uint64_t lives;     /* threads that ran as this worker */
+	uint64_t hook_allocs; /* on_alloc calls seen by this worker */
+	uint64_t hook_frees;  /* on_free calls seen by this worker */
+	uint64_t by_mode[STRESS_NMODES]; /* operations by mode */
+};
+
+enum stress_state { STRESS_IDLE, STRESS_RUNNING, STRESS_DONE };
+
+/*
+ * One worker: a seat that successive threads ("lives") occupy when the
+ * exit mode retires them. A retiring life starts its successor, which
+ * joins it; the supervisor joins the last. Whatever survives a life (the
+ * inbox, the held array, an explicit cache left to the successor) lives
+ * here. Plain fields pass from life to life through pthread_create and
+ * pthread_join, and to the supervisor through state.
+ */
+struct stress_worker {
+	struct stress_run *run;
+	unsigned index;
+	bool started;              /* the supervisor started a first life */
+	pthread_t thread;          /* the current life, written by itself */
+	pthread_t pred;            /* the life that started this one */
+	bool has_pred;
+	bool quiet;                /* done sending; set in the final life */
+	struct lfp_cache *bequest; /* explicit cache left to the next life */
+	struct stress_held *held;  /* o->hold entries, empty between lives */
+	struct stress_tally tally; /* read by the supervisor after a join */
+	double done_at;            /* when the last life finished */
+
+	/* Progress, written by the current life, read by the supervisor. */
+	alignas(STRESS_CACHELINE) _Atomic uint64_t ops;
+	_Atomic uint32_t holding;
+	_Atomic int state; /* enum stress_state, DONE after the last life */
+
+	alignas(STRESS_CACHELINE) struct stress_inbox inbox;
+};
+
+enum stress_stop { STRESS_GO, STRESS_STOP, STRESS_ABORT };
+
+struct stress_run {
+	const struct stress_opts *o;
+	struct lfp_pool *pool;
+	uint32_t slots; /* the most slots the pool can have */
+	/* One owner word per slot: the id of the thread holding it, or 0. */
+	_Atomic uint32_t *owner;
+	/* Per slot: whether it was ever handed out (the ctor's check). */
+	_Atomic uint8_t *touched;
+	struct stress_worker *w;
+	/* Cumulative weights of the allocation and release choices. */
+	unsigned alloc_cum[STRESS_NMODES], release_cum[STRESS_NMODES];
+	unsigned alloc_total, release_total;
+
+	/* Read on every operation: a line of its own. */
+	alignas(STRESS_CACHELINE) _Atomic int stop; /* enum stress_stop */
+	_Atomic bool gate; /* opened once every first life has started */
+
+	alignas(STRESS_CACHELINE) _Atomic uint32_t next_tid;
+	_Atomic uint64_t exits; /* lives that retired */
+	_Atomic unsigned quiet; /* workers that will send nothing more */
+	_Atomic uint64_t hook_ctors;
+	_Atomic uint64_t hook_strays; /* hooks run outside any life */
+	_Atomic unsigned violations;
+	_Atomic bool have_msg; /* violation[] holds the first one */
+	char violation[STRESS_MSG];
+};
+
+/* lfpool-stress.c */
+double stress_now(void);
+
+/* options.c */
+int stress_parse(int argc, char **argv, struct stress_opts *o);
+bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
+
+/* check.c */
+bool stress_violation(struct stress_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+bool stress_claim(struct stress_run *r, uint32_t tid, void *obj,
+		  const char *op, uint32_t *slot);
+bool stress_take_over(struct stress_run *r, const struct stress_parcel *p,
+		      uint32_t tid);
+void stress_stamp(struct stress_run *r, void *obj,
+		  const struct stress_mark *m);
+bool stress_verify(struct stress_run *r, const struct stress_held *h,
+		   uint32_t holder, const char *op);
+bool stress_unclaim(struct stress_run *r, const struct stress_held *h,
+		    uint32_t holder, const char *op);
+int stress_final_checks(struct stress_run *r, const struct stress_tally *t);
+void stress_hooks(struct stress_run *r, struct lfp_config *cfg);
+void stress_hooks_bind(struct stress_tally *t);
+
+/* worker.c */
+int stress_spawn(struct stress_worker *w);
+uint64_t stress_live(const struct stress_run *r);
+
+/* report.c */
+struct stress_rss {
+	uint64_t start, warm, max_after_warm, end; /* bytes; 0 = not sampled */
+	double warm_at;                             /* seconds */
+};
+
+uint64_t stress_rss_now(void);
+void stress_progress(const struct stress_run *r, double elapsed, double rate,
+		     uint64_t live);
+void stress_progress_end(const struct stress_run *r);
+void stress_report(const struct stress_run *r, const struct stress_tally *t,
+		   const struct stress_rss *rss, double elapsed, bool ok);
+
+#endif /* LFP_STRESS_H */
