@@ -355,7 +355,8 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	c.capacity = b & 0x80 ? (uint32_t)(b & 0x7f) + 1 : fz_caps[b % 16];
 	c.max_capacity = fz_pick_max(c.capacity, in8());
 	b = in8();
-	c.flags = (b & 3) | (b & 4 ? 1u << (b >> 3 & 31) : 0);
+	/* The three flags, and sometimes one of the bits 3..18 no flag has. */
+	c.flags = (b & 7) | (b & 8 ? 1u << (3 + (b >> 4)) : 0);
 	c.cache_size = fz_cache_sizes[in8() % 8];
 	b = in8();
 	c.batch_size = b & 0x80 ? c.cache_size + (b & 1) : b % 4;
@@ -371,6 +372,8 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	*memsel = in8();
 	return c;
 }
+
+#define FZ_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
 
 /* Outcomes lfp_create may have: bits of FZ_OK, FZ_INVAL, ... */
 #define FZ_OK 1u
@@ -403,7 +406,7 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 
 	*must = 0;
 	if (!c->obj_size || !c->capacity || (a & (a - 1)) ||
-	    (c->flags & ~(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)) ||
+	    (c->flags & ~FZ_KNOWN_FLAGS) ||
 	    c->exhaust > LFP_EXHAUST_ABORT ||
 	    (c->exhaust == LFP_EXHAUST_RECLAIM && !c->reclaim) ||
 	    (c->max_capacity && c->max_capacity < c->capacity) ||

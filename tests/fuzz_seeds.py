@@ -21,7 +21,7 @@ CAPS = [0, 1, 2, 3, 4, 5, 8, 16, 31, 64, 100, 257, 1000, 65536,
 CACHE_SIZES = [0, 1, 2, 3, 4, 8, 64, 4097]
 
 NULL, GROW, RECLAIM, ABORT, BAD_POLICY = 0, 1, 2, 3, 4
-NO_CACHE, STRICT = 1, 2
+NO_CACHE, STRICT, POISON = 1, 2, 4
 CTOR, ON_ALLOC, ON_FREE = 1, 2, 4
 # Max capacity choices (fz_pick_max).
 MAX_NONE, MAX_SAME, MAX_X2, MAX_PLUS1, MAX_MINUS1, MAX_X16, MAX_HUGE = range(7)
@@ -47,7 +47,9 @@ def cap(n):
 def config(obj=32, align=0, capacity=16, maxsel=MAX_NONE, flags=0,
            unknown_flag=None, cache=0, batch=0, exhaust=NULL,
            reclaim=True, tries=0, hooks=0, mem=MEM_NONE):
-    fl = flags | (4 | unknown_flag << 3 if unknown_flag is not None else 0)
+    # An unknown flag is one of the bits 3..18.
+    fl = flags | (8 | (unknown_flag - 3) << 4
+                  if unknown_flag is not None else 0)
     ex = exhaust | (0 if reclaim else 8)
     return bytes([size(obj), ALIGNS.index(align), cap(capacity), maxsel,
                   fl, CACHE_SIZES.index(cache), batch, ex, tries, hooks,
@@ -312,6 +314,17 @@ SEEDS = {
     'thread-no-cache': config(capacity=4, flags=NO_CACHE) +
     cache(C_CREATE, 0) + in_thread((2, cache(C_ALLOC, 0) * 2)) +
     alloc(3) + audit(),
+    'poison': config(obj=24, capacity=12, flags=POISON) + churn(12) +
+    bulk_free([ptr(LIVE, i) for i in range(6)]) + alloc(4) + audit(),
+    'poison-trim': config(obj=4096, capacity=12, flags=POISON | NO_CACHE) +
+    alloc(12) + bulk_free([ptr(LIVE, i) for i in range(10)]) + trim() +
+    alloc(10) + audit(),
+    'poison-ctor-grow': config(obj=13, capacity=2, maxsel=MAX_X16,
+                               exhaust=GROW, flags=POISON, hooks=CTOR) +
+    alloc(9) + free(LIVE, 2) + free(LIVE, 5) + alloc(3) + audit(),
+    'poison-memory-deferred': config(capacity=6, flags=POISON,
+                                     mem=MEM_EXACT) + alloc(6) +
+    deferred(LIVE, 1) + barrier() + alloc() + audit(),
     'destroy-with-caches': config(capacity=8) + cache(C_CREATE, 0) +
     cache(C_ALLOC, 0) + alloc(2) + destroy(0) + null_calls(),
     'recreate': config(capacity=4) + alloc(4) + create(config(capacity=4),
