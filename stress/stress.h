@@ -193,6 +193,47 @@ struct stress_run {
 	char violation[STRESS_MSG];
 };
 
+/*
+ * One thread's time in a worker's seat, shared by the files that make up
+ * a worker (worker.c and the modes that have files of their own). Plain:
+ * only its thread uses it.
+ */
+struct stress_life {
+	struct stress_run *run;
+	const struct stress_opts *o;
+	struct stress_worker *w;
+	uint32_t tid;
+	uint64_t rng;
+	uint64_t seq;      /* stamps, one per allocation */
+	uint64_t ops;      /* this worker's operations, over all its lives */
+	uint64_t left;     /* operations until this life retires */
+	uint32_t n;        /* objects held, in w->held[0 .. n) */
+	uint32_t target;   /* the number of objects to hold for a while */
+	uint32_t retarget; /* operations until a new target */
+	unsigned bad;      /* bad releases per 64 operations */
+	bool handoff;
+	struct lfp_cache *cache; /* the explicit cache, made on first use */
+	struct stress_tally t;
+};
+
+/* xorshift64*: fast, and plenty for choosing what to do next. */
+static inline uint64_t stress_rand(struct stress_life *l)
+{
+	uint64_t x = l->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	l->rng = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Uniform in [0, n). */
+static inline uint32_t stress_below(struct stress_life *l, uint32_t n)
+{
+	return (uint32_t)((stress_rand(l) >> 32) * n >> 32);
+}
+
 /* lfpool-stress.c */
 double stress_now(void);
 

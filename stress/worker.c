@@ -11,25 +11,6 @@
 
 #include "stress.h"
 
-/* One thread's time in a worker's seat. Plain: only this thread uses it. */
-struct life {
-	struct stress_run *run;
-	const struct stress_opts *o;
-	struct stress_worker *w;
-	uint32_t tid;
-	uint64_t rng;
-	uint64_t seq;      /* stamps, one per allocation */
-	uint64_t ops;      /* this worker's operations, over all its lives */
-	uint64_t left;     /* operations until this life retires */
-	uint32_t n;        /* objects held, in w->held[0 .. n) */
-	uint32_t target;   /* the number of objects to hold for a while */
-	uint32_t retarget; /* operations until a new target */
-	unsigned bad;      /* bad releases per 64 operations */
-	bool handoff;
-	struct lfp_cache *cache; /* the explicit cache, made on first use */
-	struct stress_tally t;
-};
-
 static uint64_t life_mix(uint64_t x)
 {
 	x += UINT64_C(0x9e3779b97f4a7c15);
@@ -38,28 +19,10 @@ static uint64_t life_mix(uint64_t x)
 	return x ^ x >> 31;
 }
 
-/* xorshift64*: fast, and plenty for choosing what to do next. */
-static uint64_t life_rand(struct life *l)
-{
-	uint64_t x = l->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	l->rng = x;
-	return x * UINT64_C(0x2545f4914f6cdd1d);
-}
-
-/* Uniform in [0, n). */
-static uint32_t life_below(struct life *l, uint32_t n)
-{
-	return (uint32_t)((life_rand(l) >> 32) * n >> 32);
-}
-
-static enum stress_mode life_pick(struct life *l, const unsigned *cum,
+static enum stress_mode life_pick(struct stress_life *l, const unsigned *cum,
 				  unsigned total)
 {
-	unsigned x = life_below(l, total);
+	unsigned x = stress_below(l, total);
 	int m = 0;
 
 	while (x >= cum[m])
@@ -83,7 +46,7 @@ uint64_t stress_live(const struct stress_run *r)
 	return live;
 }
 
-static void life_publish(struct life *l)
+static void life_publish(struct stress_life *l)
 {
 	/* Relaxed: progress figures for the supervisor, not checks. */
 	atomic_store_explicit(&l->w->ops, l->ops, memory_order_relaxed);
@@ -92,7 +55,7 @@ static void life_publish(struct life *l)
 
 #if STRESS_HAVE_CACHES
 /* The explicit cache: the predecessor's if it left one, else a new one. */
-static struct lfp_cache *life_cache(struct life *l)
+static struct lfp_cache *life_cache(struct stress_life *l)
 {
 	if (!l->cache && l->w->bequest) {
 		l->cache = l->w->bequest;
@@ -106,7 +69,7 @@ static struct lfp_cache *life_cache(struct life *l)
 #endif
 
 /* Make obj ours: claim its slot, stamp it, keep it. */
-static void life_hold(struct life *l, void *obj, const char *op)
+static void life_hold(struct stress_life *l, void *obj, const char *op)
 {
 	struct stress_held *h = &l->w->held[l->n];
 	uint32_t slot;
@@ -121,7 +84,7 @@ static void life_hold(struct life *l, void *obj, const char *op)
 }
 
 /* The pool had nothing (or less than asked) for us. */
-static void life_empty(struct life *l)
+static void life_empty(struct stress_life *l)
 {
 	l->t.exhausted++;
 	l->target = l->n / 2; /* give some back before trying again */
@@ -129,14 +92,14 @@ static void life_empty(struct life *l)
 		sched_yield(); /* let the threads that hold it all run */
 }
 
-static void life_alloc_bulk(struct life *l)
+static void life_alloc_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
 	void *objs[STRESS_MAX_BULK];
 	uint32_t room = l->o->hold - l->n, want;
 	size_t got;
 
-	want = 1 + life_below(l, room < STRESS_MAX_BULK ? room
+	want = 1 + stress_below(l, room < STRESS_MAX_BULK ? room
 							: STRESS_MAX_BULK);
 	got = lfp_alloc_bulk(l->run->pool, objs, want);
 	if (got > want) {
@@ -153,7 +116,7 @@ static void life_alloc_bulk(struct life *l)
 #endif
 }
 
-static void life_alloc(struct life *l)
+static void life_alloc(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 	enum stress_mode m = life_pick(l, r->alloc_cum, r->alloc_total);
@@ -179,10 +142,10 @@ static void life_alloc(struct life *l)
 }
 
 /* Take a random held object out of the array. */
-static struct stress_held life_take(struct life *l)
+static struct stress_held life_take(struct stress_life *l)
 {
 	struct stress_held *held = l->w->held;
-	uint32_t i = life_below(l, l->n);
+	uint32_t i = stress_below(l, l->n);
 	struct stress_held h = held[i];
 
 	held[i] = held[--l->n];
@@ -190,7 +153,7 @@ static struct stress_held life_take(struct life *l)
 }
 
 /* The library call that releases one object in mode m. */
-static int life_release_call(struct life *l, enum stress_mode m, void *obj,
+static int life_release_call(struct stress_life *l, enum stress_mode m, void *obj,
 			     const char **op)
 {
 #if STRESS_HAVE_CACHES
@@ -212,7 +175,7 @@ static int life_release_call(struct life *l, enum stress_mode m, void *obj,
 }
 
 /* Release one held object here, in mode m. */
-static void life_free_one(struct life *l, const struct stress_held *h,
+static void life_free_one(struct stress_life *l, const struct stress_held *h,
 			  enum stress_mode m)
 {
 	const char *op = m == STRESS_EXPLICIT ? "lfp_cache_free"
@@ -232,7 +195,7 @@ static void life_free_one(struct life *l, const struct stress_held *h,
 }
 
 /* Release here, in a mode picked among those that do not hand off. */
-static void life_free_here(struct life *l, const struct stress_held *h)
+static void life_free_here(struct stress_life *l, const struct stress_held *h)
 {
 	struct stress_run *r = l->run;
 
@@ -242,7 +205,7 @@ static void life_free_here(struct life *l, const struct stress_held *h)
 #if STRESS_HAVE_CACHES
 /* lfp_free_bulk refused some of what we held: name them all, we cannot
  * tell which. */
-static void life_bulk_short(struct life *l, const struct stress_held *hs,
+static void life_bulk_short(struct stress_life *l, const struct stress_held *hs,
 			    uint32_t k, size_t done)
 {
 	char slots[STRESS_MSG / 2];
@@ -258,12 +221,12 @@ static void life_bulk_short(struct life *l, const struct stress_held *hs,
 }
 #endif
 
-static void life_free_bulk(struct life *l)
+static void life_free_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
 	struct stress_held hs[STRESS_MAX_BULK];
 	void *objs[STRESS_MAX_BULK];
-	uint32_t k = 1 + life_below(l, l->n < STRESS_MAX_BULK ? l->n
+	uint32_t k = 1 + stress_below(l, l->n < STRESS_MAX_BULK ? l->n
 							     : STRESS_MAX_BULK);
 	size_t done;
 
@@ -283,10 +246,10 @@ static void life_free_bulk(struct life *l)
 }
 
 /* Send h to another worker; false if its inbox is busy or full. */
-static bool life_send(struct life *l, const struct stress_held *h)
+static bool life_send(struct stress_life *l, const struct stress_held *h)
 {
 	struct stress_run *r = l->run;
-	unsigned to = life_below(l, r->o->threads - 1);
+	unsigned to = stress_below(l, r->o->threads - 1);
 	struct stress_inbox *in;
 	bool ok;
 
@@ -307,7 +270,7 @@ static bool life_send(struct life *l, const struct stress_held *h)
 	return ok;
 }
 
-static void life_release(struct life *l)
+static void life_release(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 	enum stress_mode m = life_pick(l, r->release_cum, r->release_total);
@@ -326,7 +289,7 @@ static void life_release(struct life *l)
 }
 
 /* Take over what other threads sent; keep what fits, release the rest. */
-static void life_receive(struct life *l)
+static void life_receive(struct stress_life *l)
 {
 	struct stress_inbox *in = &l->w->inbox;
 	struct stress_parcel got[32];
@@ -351,22 +314,22 @@ static void life_receive(struct life *l)
 }
 
 /* Relaxed: a hint; life_receive reads the count under the lock. */
-static bool life_has_mail(struct life *l)
+static bool life_has_mail(struct stress_life *l)
 {
 	return atomic_load_explicit(&l->w->inbox.seen, memory_order_relaxed);
 }
 
-static void life_bad(struct life *l)
+static void life_bad(struct stress_life *l)
 {
 	char local; /* its address is not in any pool */
-	bool inside = l->n && life_below(l, 2);
-	void *p = inside ? (char *)l->w->held[life_below(l, l->n)].obj + 8
+	bool inside = l->n && stress_below(l, 2);
+	void *p = inside ? (char *)l->w->held[stress_below(l, l->n)].obj + 8
 			 : (void *)&local;
 	int want = inside ? -EINVAL : -EFAULT, err;
 	const char *op = "lfp_free";
 
 	l->t.by_mode[STRESS_BAD]++;
-	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && life_below(l, 2))
+	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && stress_below(l, 2))
 		err = life_release_call(l, STRESS_EXPLICIT, p, &op);
 	else
 		err = lfp_free(l->run->pool, p);
@@ -379,28 +342,28 @@ static void life_bad(struct life *l)
 		l->t.refused++;
 }
 
-static void life_step(struct life *l)
+static void life_step(struct stress_life *l)
 {
 	uint32_t hold = l->o->hold;
 
 	if (l->handoff && !(l->ops & 7) && life_has_mail(l))
 		life_receive(l);
-	if (l->bad && life_below(l, 64) < l->bad)
+	if (l->bad && stress_below(l, 64) < l->bad)
 		life_bad(l);
 	else if (l->n < hold && (l->n < l->target || !l->n))
 		life_alloc(l);
 	else
 		life_release(l);
 	if (!--l->retarget) {
-		l->target = life_below(l, hold + 1);
-		l->retarget = 1 + life_below(l, 2 * hold);
+		l->target = stress_below(l, hold + 1);
+		l->retarget = 1 + stress_below(l, 2 * hold);
 	}
 	l->ops++;
 	l->left--;
 	life_publish(l);
 }
 
-static bool life_go(const struct life *l)
+static bool life_go(const struct stress_life *l)
 {
 	/* Relaxed: the flag only says when to stop; nothing rides on it. */
 	if (atomic_load_explicit(&l->run->stop, memory_order_relaxed))
@@ -409,7 +372,7 @@ static bool life_go(const struct life *l)
 }
 
 /* Release every held object here. */
-static void life_drop_all(struct life *l)
+static void life_drop_all(struct stress_life *l)
 {
 	while (l->n && atomic_load_explicit(&l->run->stop,
 					    memory_order_relaxed) != STRESS_ABORT) {
@@ -431,7 +394,7 @@ static void life_nap(void)
  * The last life of a worker: release everything, say that we will send
  * nothing more, and keep emptying the inbox until nobody will.
  */
-static void life_finish(struct life *l)
+static void life_finish(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 
@@ -468,9 +431,9 @@ static void life_finish(struct life *l)
  * caches; leave the implicit one to its destructor and the explicit one to
  * the successor or lfp_cache_destroy.
  */
-static void life_retire(struct life *l)
+static void life_retire(struct stress_life *l)
 {
-	bool give = l->handoff && life_below(l, 2);
+	bool give = l->handoff && stress_below(l, 2);
 
 	l->t.by_mode[STRESS_EXIT]++;
 	while (l->n) {
@@ -484,7 +447,7 @@ static void life_retire(struct life *l)
 		life_drop_all(l);
 	}
 #if STRESS_HAVE_CACHES
-	if (l->cache && life_below(l, 2)) {
+	if (l->cache && stress_below(l, 2)) {
 		l->w->bequest = l->cache;
 	} else {
 		lfp_cache_destroy(l->cache);
@@ -493,7 +456,7 @@ static void life_retire(struct life *l)
 #endif
 }
 
-static void life_begin(struct life *l, struct stress_worker *w)
+static void life_begin(struct stress_life *l, struct stress_worker *w)
 {
 	const struct stress_opts *o = w->run->o;
 
@@ -509,10 +472,10 @@ static void life_begin(struct life *l, struct stress_worker *w)
 	l->rng = life_mix(o->seed ^ life_mix(w->index ^
 					     life_mix(w->tally.lives))) | 1;
 	l->left = stress_mode_enabled(o, STRESS_EXIT)
-			  ? 1 + life_below(l, 2 * o->life)
+			  ? 1 + stress_below(l, 2 * o->life)
 			  : UINT64_MAX;
-	l->target = life_below(l, o->hold + 1);
-	l->retarget = 1 + life_below(l, 2 * o->hold);
+	l->target = stress_below(l, o->hold + 1);
+	l->retarget = 1 + stress_below(l, 2 * o->hold);
 	l->bad = o->weight[STRESS_BAD] > 64 ? 64 : o->weight[STRESS_BAD];
 	l->handoff = w->run->release_cum[STRESS_HANDOFF] !=
 		     w->run->release_cum[STRESS_BULK];
@@ -520,7 +483,7 @@ static void life_begin(struct life *l, struct stress_worker *w)
 	stress_hooks_bind(&l->t);
 }
 
-static void life_end(struct life *l, uint64_t ops0)
+static void life_end(struct stress_life *l, uint64_t ops0)
 {
 	struct stress_tally *t = &l->w->tally;
 
@@ -545,7 +508,7 @@ static void life_end(struct life *l, uint64_t ops0)
 static void *life_main(void *arg);
 
 /* Start our successor in this seat; false if it could not start. */
-static bool life_succeed(struct life *l)
+static bool life_succeed(struct stress_life *l)
 {
 	struct stress_worker *w = l->w;
 	pthread_t next;
@@ -568,7 +531,7 @@ static bool life_succeed(struct life *l)
 static void *life_main(void *arg)
 {
 	struct stress_worker *w = arg;
-	struct life l;
+	struct stress_life l;
 	uint64_t ops0;
 	int stop;
 
