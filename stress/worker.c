@@ -55,7 +55,7 @@ static void life_publish(struct stress_life *l)
 
 #if STRESS_HAVE_CACHES
 /* The explicit cache: the predecessor's if it left one, else a new one. */
-static struct lfp_cache *life_cache(struct stress_life *l)
+struct lfp_cache *stress_life_cache(struct stress_life *l)
 {
 	if (!l->cache && l->w->bequest) {
 		l->cache = l->w->bequest;
@@ -68,7 +68,7 @@ static struct lfp_cache *life_cache(struct stress_life *l)
 }
 #endif
 
-/* Make obj ours: claim its slot, stamp it, keep it. */
+/* Make obj ours: claim its slot, take its handle, stamp it, keep it. */
 static void life_hold(struct stress_life *l, void *obj, const char *op)
 {
 	struct stress_held *h = &l->w->held[l->n];
@@ -76,9 +76,13 @@ static void life_hold(struct stress_life *l, void *obj, const char *op)
 
 	if (!stress_claim(l->run, l->tid, obj, op, &slot))
 		return;
-	h->obj = obj;
-	h->mark = (struct stress_mark){ l->tid, slot, ++l->seq };
+	*h = (struct stress_held){ obj, { l->tid, slot, 0, ++l->seq },
+				   LFP_NULL_HANDLE, false };
+	if (l->handles && !stress_handle_take(l, h, op))
+		return;
 	stress_stamp(l->run, obj, &h->mark);
+	if (l->handles)
+		stress_handle_show(l, h);
 	l->n++;
 	l->t.allocs++;
 }
@@ -88,7 +92,9 @@ static void life_empty(struct stress_life *l)
 {
 	l->t.exhausted++;
 	l->target = l->n / 2; /* give some back before trying again */
-	if (!l->n)
+	if (l->n)
+		return;
+	if (!l->rcu || !stress_rcu_wait(l))
 		sched_yield(); /* let the threads that hold it all run */
 }
 
@@ -128,7 +134,7 @@ static void life_alloc(struct stress_life *l)
 		return life_alloc_bulk(l);
 #if STRESS_HAVE_CACHES
 	if (m == STRESS_EXPLICIT) {
-		struct lfp_cache *c = life_cache(l);
+		struct lfp_cache *c = stress_life_cache(l);
 
 		obj = c ? lfp_cache_alloc(c) : NULL;
 		op = "lfp_cache_alloc";
@@ -148,50 +154,111 @@ static struct stress_held life_take(struct stress_life *l)
 	uint32_t i = stress_below(l, l->n);
 	struct stress_held h = held[i];
 
+	/* While deferred releases fill their share of the pool, keep the
+	 * objects RCU readers may see: they find them live, and the pool
+	 * does not run dry. */
+	for (int k = 0; k < 4 && h.rcu && !stress_rcu_room(l, 2); k++)
+		h = held[i = stress_below(l, l->n)];
 	held[i] = held[--l->n];
 	return h;
 }
 
-/* The library call that releases one object in mode m. */
-static int life_release_call(struct stress_life *l, enum stress_mode m, void *obj,
-			     const char **op)
-{
-#if STRESS_HAVE_CACHES
-	struct lfp_cache *c;
+/* The library calls that release one object. */
+enum life_call {
+	CALL_FREE,
+	CALL_CACHE_FREE,
+	CALL_BULK,
+	CALL_HANDLE,
+	CALL_CACHE_HANDLE,
+	CALL_DEFERRED,
+};
 
-	if (m == STRESS_EXPLICIT && (c = life_cache(l))) {
-		*op = "lfp_cache_free";
-		return lfp_cache_free(c, obj);
+static const char *const life_call_name[] = {
+	[CALL_FREE] = "lfp_free",
+	[CALL_CACHE_FREE] = "lfp_cache_free",
+	[CALL_BULK] = "lfp_free_bulk",
+	[CALL_HANDLE] = "lfp_free_handle",
+	[CALL_CACHE_HANDLE] = "lfp_cache_free_handle",
+	[CALL_DEFERRED] = "lfp_free_deferred",
+};
+
+/*
+ * The call that releases h in mode m. An object whose handle RCU readers
+ * may have seen goes back only after a grace period, whatever m says:
+ * a reader may be looking at it right now.
+ */
+static enum life_call life_call_for(struct stress_life *l, enum stress_mode m,
+				    const struct stress_held *h)
+{
+	if (h->rcu)
+		return CALL_DEFERRED;
+	switch (m) {
+	case STRESS_EXPLICIT:
+		return CALL_CACHE_FREE;
+	case STRESS_BULK:
+		return CALL_BULK;
+	case STRESS_HANDLE:
+		return stress_mode_enabled(l->o, STRESS_EXPLICIT) &&
+				       stress_below(l, 2)
+			       ? CALL_CACHE_HANDLE
+			       : CALL_HANDLE;
+	case STRESS_DEFERRED:
+		if (!stress_rcu_room(l, 1))
+			return CALL_FREE;
+		stress_rcu_spend(l);
+		return CALL_DEFERRED;
+	default:
+		return CALL_FREE;
 	}
-	if (m == STRESS_BULK) {
-		*op = "lfp_free_bulk";
-		return lfp_free_bulk(l->run->pool, &obj, 1) == 1 ? 0 : -1;
-	}
+}
+
+/* Make call c on h (whose handle is null, for a bad pointer). */
+static int life_call(struct stress_life *l, enum life_call c,
+		     const struct stress_held *h)
+{
+	struct lfp_pool *pool = l->run->pool;
+#if STRESS_HAVE_CACHES
+	struct lfp_cache *cache;
 #endif
-	(void)l;
-	(void)m;
-	*op = "lfp_free";
-	return lfp_free(l->run->pool, obj);
+
+	switch (c) {
+#if STRESS_HAVE_CACHES
+	case CALL_CACHE_FREE:
+		cache = stress_life_cache(l);
+		return cache ? lfp_cache_free(cache, h->obj) : -ENOMEM;
+	case CALL_BULK:
+		return lfp_free_bulk(pool, &h->obj, 1) == 1 ? 0 : -1;
+#endif
+	case CALL_HANDLE:
+	case CALL_CACHE_HANDLE:
+		return stress_handle_free(l, h->handle, c == CALL_CACHE_HANDLE);
+	case CALL_DEFERRED:
+		return lfp_free_deferred(pool, h->obj);
+	default:
+		return lfp_free(pool, h->obj);
+	}
 }
 
 /* Release one held object here, in mode m. */
 static void life_free_one(struct stress_life *l, const struct stress_held *h,
 			  enum stress_mode m)
 {
-	const char *op = m == STRESS_EXPLICIT ? "lfp_cache_free"
-			 : m == STRESS_BULK   ? "lfp_free_bulk"
-					      : "lfp_free";
+	enum life_call c = life_call_for(l, m, h);
 	int err;
 
-	if (!stress_unclaim(l->run, h, l->tid, op))
+	if (!stress_unclaim(l->run, h, l->tid, life_call_name[c]))
 		return;
-	err = life_release_call(l, m, h->obj, &op);
-	if (err)
+	err = life_call(l, c, h);
+	if (err) {
 		stress_violation(l->run, "slot %u: %s by thread %u, which "
 				 "held it, failed (%d)",
-				 h->mark.slot, op, l->tid, err);
-	else
-		l->t.frees++;
+				 h->mark.slot, life_call_name[c], l->tid, err);
+		return;
+	}
+	l->t.frees++;
+	l->t.deferred += c == CALL_DEFERRED;
+	if (l->handles)
+		stress_handle_bury(l, h);
 }
 
 /* Release here, in a mode picked among those that do not hand off. */
@@ -221,6 +288,8 @@ static void life_bulk_short(struct stress_life *l, const struct stress_held *hs,
 }
 #endif
 
+/* Release up to 16 held objects with one call (those RCU readers may
+ * see, one by one after a grace period). */
 static void life_free_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
@@ -228,18 +297,25 @@ static void life_free_bulk(struct stress_life *l)
 	void *objs[STRESS_MAX_BULK];
 	uint32_t k = 1 + stress_below(l, l->n < STRESS_MAX_BULK ? l->n
 							     : STRESS_MAX_BULK);
+	uint32_t n = 0;
 	size_t done;
 
-	for (uint32_t i = 0; i < k; i++) {
-		hs[i] = life_take(l);
-		objs[i] = hs[i].obj;
-		if (!stress_unclaim(l->run, &hs[i], l->tid, "lfp_free_bulk"))
+	while (k--) {
+		hs[n] = life_take(l);
+		if (hs[n].rcu) {
+			life_free_one(l, &hs[n], STRESS_BULK);
+			continue;
+		}
+		objs[n] = hs[n].obj;
+		if (!stress_unclaim(l->run, &hs[n++], l->tid, "lfp_free_bulk"))
 			return;
 	}
-	done = lfp_free_bulk(l->run->pool, objs, k);
-	if (done != k)
-		life_bulk_short(l, hs, k, done);
+	done = lfp_free_bulk(l->run->pool, objs, n);
+	if (done != n)
+		return life_bulk_short(l, hs, n, done);
 	l->t.frees += done;
+	for (uint32_t i = 0; l->handles && i < n; i++)
+		stress_handle_bury(l, &hs[i]);
 #else
 	(void)l;
 #endif
@@ -303,7 +379,9 @@ static void life_receive(struct stress_life *l)
 	atomic_store_explicit(&in->seen, in->count, memory_order_relaxed);
 	pthread_mutex_unlock(&in->lock);
 	for (uint32_t i = 0; i < n; i++) {
-		if (!stress_take_over(l->run, &got[i], l->tid))
+		if (!stress_take_over(l->run, &got[i], l->tid) ||
+		    (l->handles &&
+		     !stress_handle_check(l, &got[i].h, "handoff")))
 			return;
 		l->t.checks++;
 		if (l->n < l->o->hold)
@@ -326,20 +404,52 @@ static void life_bad(struct stress_life *l)
 	void *p = inside ? (char *)l->w->held[stress_below(l, l->n)].obj + 8
 			 : (void *)&local;
 	int want = inside ? -EINVAL : -EFAULT, err;
-	const char *op = "lfp_free";
+	struct stress_held bad = { .obj = p };
+	enum life_call c = CALL_FREE;
 
 	l->t.by_mode[STRESS_BAD]++;
 	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && stress_below(l, 2))
-		err = life_release_call(l, STRESS_EXPLICIT, p, &op);
-	else
-		err = lfp_free(l->run->pool, p);
+		c = CALL_CACHE_FREE;
+	err = life_call(l, c, &bad);
 	if (err != want)
 		stress_violation(l->run, "thread %u released the %s pointer %p "
 				 "with %s: expected %d, got %d", l->tid,
-				 inside ? "misaligned" : "foreign", p, op,
-				 want, err);
+				 inside ? "misaligned" : "foreign", p,
+				 life_call_name[c], want, err);
 	else
 		l->t.refused++;
+}
+
+/*
+ * The operations that neither allocate nor release an object of ours:
+ * bad releases, handle probes and RCU read sections, each taking its
+ * share of 64. False if it is not their turn.
+ */
+static bool life_aside(struct stress_life *l)
+{
+	unsigned x;
+
+	if (!l->bad && !l->probe && !l->read)
+		return false;
+	x = stress_below(l, 64);
+	if (x < l->bad)
+		life_bad(l);
+	else if ((x -= l->bad) < l->probe)
+		stress_handle_probe(l);
+	else if (x - l->probe < l->read)
+		stress_rcu_read(l);
+	else
+		return false;
+	return true;
+}
+
+/* Allocate or release one object, whichever heads for the target. */
+static void life_churn(struct stress_life *l)
+{
+	if (l->n < l->o->hold && (l->n < l->target || !l->n))
+		life_alloc(l);
+	else
+		life_release(l);
 }
 
 static void life_step(struct stress_life *l)
@@ -348,12 +458,8 @@ static void life_step(struct stress_life *l)
 
 	if (l->handoff && !(l->ops & 7) && life_has_mail(l))
 		life_receive(l);
-	if (l->bad && stress_below(l, 64) < l->bad)
-		life_bad(l);
-	else if (l->n < hold && (l->n < l->target || !l->n))
-		life_alloc(l);
-	else
-		life_release(l);
+	if (!life_aside(l))
+		life_churn(l);
 	if (!--l->retarget) {
 		l->target = stress_below(l, hold + 1);
 		l->retarget = 1 + stress_below(l, 2 * hold);
@@ -456,6 +562,13 @@ static void life_retire(struct stress_life *l)
 #endif
 }
 
+/* Operations in 64 that handle probes or read sections take: 4 per unit
+ * of weight, a half at most. */
+static unsigned life_share(const struct stress_opts *o, enum stress_mode m)
+{
+	return o->weight[m] > 8 ? 32 : 4 * o->weight[m];
+}
+
 static void life_begin(struct stress_life *l, struct stress_worker *w)
 {
 	const struct stress_opts *o = w->run->o;
@@ -477,10 +590,16 @@ static void life_begin(struct stress_life *l, struct stress_worker *w)
 	l->target = stress_below(l, o->hold + 1);
 	l->retarget = 1 + stress_below(l, 2 * o->hold);
 	l->bad = o->weight[STRESS_BAD] > 64 ? 64 : o->weight[STRESS_BAD];
+	l->probe = life_share(o, STRESS_HANDLE);
+	l->read = life_share(o, STRESS_DEFERRED);
 	l->handoff = w->run->release_cum[STRESS_HANDOFF] !=
 		     w->run->release_cum[STRESS_BULK];
+	l->handles = stress_mode_enabled(o, STRESS_HANDLE) ||
+		     stress_mode_enabled(o, STRESS_DEFERRED);
+	l->rcu = stress_mode_enabled(o, STRESS_DEFERRED);
 	l->t.lives = 1;
 	stress_hooks_bind(&l->t);
+	stress_rcu_begin(l);
 }
 
 static void life_end(struct stress_life *l, uint64_t ops0)
@@ -489,19 +608,9 @@ static void life_end(struct stress_life *l, uint64_t ops0)
 
 	l->t.ops = l->ops - ops0;
 	l->t.checks += l->t.frees; /* every release verified the pattern */
-	t->ops += l->t.ops;
-	t->allocs += l->t.allocs;
-	t->frees += l->t.frees;
-	t->exhausted += l->t.exhausted;
-	t->checks += l->t.checks;
-	t->handoffs += l->t.handoffs;
-	t->refused += l->t.refused;
-	t->lives += l->t.lives;
-	t->hook_allocs += l->t.hook_allocs;
-	t->hook_frees += l->t.hook_frees;
+	stress_tally_add(t, &l->t);
 	stress_hooks_bind(NULL);
-	for (int m = 0; m < STRESS_NMODES; m++)
-		t->by_mode[m] += l->t.by_mode[m];
+	stress_rcu_end(l);
 	life_publish(l);
 }
 
