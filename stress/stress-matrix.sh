@@ -18,11 +18,11 @@ modes=$("$stress" --list-modes) || exit 99
 
 case " $modes " in
 *" cache "*)
-	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks"
-	long="pool cache explicit bulk cache,handoff cache,exit all all+poison+strict+hooks pool,handoff,exit,bad@32 all@32 all@32+grow=65536+hooks" ;;
+	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks pool,handle,deferred,exit@32 explicit,handle,deferred,handoff"
+	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks" ;;
 *)
-	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32"
-	long="pool pool,handoff pool,exit pool,bad pool,handoff,exit,bad@32" ;;
+	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32 pool,handle,deferred,exit@32"
+	long="pool pool,handoff pool,exit pool,bad pool,handle pool,deferred pool,handoff,exit,bad@32 pool,handle,deferred,exit@32" ;;
 esac
 case $matrix in
 short) mixes=$short; limit="--ops ${STRESS_OPS:-30000}" ;;
