@@ -186,7 +186,7 @@ static void report_json_run(const struct stress_run *r,
 	       t->allocs, t->frees, t->checks, t->handoffs, t->exhausted,
 	       t->lives > o->threads ? t->lives - o->threads : 0, t->refused);
 	printf(",\"probes\":%" PRIu64 ",\"stale\":%" PRIu64
-	       ",\"deferred\":%" PRIu64 ",\"reads\":%" PRIu64
+	       ",\"deferred_frees\":%" PRIu64 ",\"reads\":%" PRIu64
 	       ",\"overlaps\":%" PRIu64 ",\"barriers\":%" PRIu64,
 	       t->probes, t->stale, t->deferred, t->reads, t->overlaps,
 	       t->barriers);
