@@ -563,10 +563,10 @@ static void life_retire(struct stress_life *l)
 }
 
 /* Operations in 64 that handle probes or read sections take: 4 per unit
- * of weight, a half at most. */
+ * of weight, a quarter at most, so that objects still come and go. */
 static unsigned life_share(const struct stress_opts *o, enum stress_mode m)
 {
-	return o->weight[m] > 8 ? 32 : 4 * o->weight[m];
+	return o->weight[m] > 4 ? 16 : 4 * o->weight[m];
 }
 
 static void life_begin(struct stress_life *l, struct stress_worker *w)
