@@ -12,6 +12,12 @@
  * so its slot may not be handed out again before the section ends: the
  * identity must be the one the handle names, and must not change
  * (SLAB_TYPESAFE_BY_RCU's guarantee).
+ *
+ * Showing a handle is the one edge the harness adds between threads (a
+ * release store read with acquire): a reader must see the stamp it
+ * checks. Should the pool forget to order a slot's holders, ThreadSanitizer
+ * could then miss it only for what a holder wrote before showing the
+ * handle, and only towards a reader that later holds the same slot.
  */
 #include <inttypes.h>
 #include <sched.h>
