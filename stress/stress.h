@@ -254,9 +254,10 @@ struct stress_life {
 	bool handoff;
 	bool handles; /* take every object's handle (handle, deferred) */
 	bool rcu;     /* registered with liburcu (deferred) */
-	uint64_t deferred; /* slots waiting for a grace period, of */
-	uint64_t capacity; /* the pool's, as lfp_stats said at room_at */
-	uint64_t room_at;  /* operations | 1 then; 0 = never read */
+	uint64_t deferred; /* slots waiting for grace periods: lfp_stats at
+			      room_at, plus what we spent since (rcu.c) */
+	uint64_t capacity; /* the pool's capacity at room_at */
+	uint64_t room_at;  /* ops | 1 when lfp_stats was read; 0 = never */
 	uint32_t graves; /* handles put in grave[], ever */
 	lfp_handle grave[STRESS_GRAVE]; /* the latest ones released */
 	struct lfp_cache *cache; /* the explicit cache, made on first use */
