@@ -3,22 +3,14 @@
  * - bare: the shared lock-free stack alone (LFP_F_NO_CACHE);
  * - implicit: lfp_alloc/lfp_free through the per-thread cache;
  * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free.
- * A library without the cache API (no LFP_F_NO_CACHE) has only the bare
- * pool; the other two rows then say so. After each run the pool's counters
- * must show every object back and no release refused.
+ * After each run the pool's counters must show every object back and no
+ * release refused.
  */
 #include <stdio.h>
 
 #include "bench.h"
 #include "workloads.h"
 #include "lfpool.h"
-
-#ifdef LFP_F_NO_CACHE
-#define LFPB_HAVE_CACHE 1
-#define LFPB_BARE_FLAGS LFP_F_NO_CACHE
-#else
-#define LFPB_BARE_FLAGS LFP_F_NONE
-#endif
 
 static struct lfp_pool *lfpb_pool;
 /* lfp_config.cache_size and batch_size for the cached rows; 0 = default. */
@@ -45,10 +37,8 @@ static int lfpb_create(uint32_t flags)
 		.obj_size = BENCH_OBJ_SIZE,
 		.capacity = BENCH_CAPACITY,
 		.flags = flags,
-#ifdef LFPB_HAVE_CACHE
 		.cache_size = lfpb_cache_size,
 		.batch_size = lfpb_batch_size,
-#endif
 	};
 
 	atomic_store_explicit(&lfpb_refused, 0, memory_order_relaxed);
@@ -58,7 +48,7 @@ static int lfpb_create(uint32_t flags)
 static int lfpb_setup_bare(unsigned nthreads)
 {
 	(void)nthreads;
-	return lfpb_create(LFPB_BARE_FLAGS);
+	return lfpb_create(LFP_F_NO_CACHE);
 }
 
 static void lfpb_print(const struct lfp_stats *s)
@@ -70,14 +60,12 @@ static void lfpb_print(const struct lfp_stats *s)
 		(unsigned long long)s->cas_retries,
 		s->allocs ? (double)s->cas_retries / (double)s->allocs : 0.0,
 		(unsigned long long)s->high_water);
-#ifdef LFPB_HAVE_CACHE
 	fprintf(stderr,
 		", cache_hits %llu, refills %llu, flushes %llu, steals %llu, "
 		"cached after the run %llu",
 		(unsigned long long)s->cache_hits,
 		(unsigned long long)s->refills, (unsigned long long)s->flushes,
 		(unsigned long long)s->steals, (unsigned long long)s->cached);
-#endif
 	fputc('\n', stderr);
 }
 
@@ -137,7 +125,6 @@ const struct bench_contender bench_lfp_bare = {
 	.fns = lfpb_fns,
 };
 
-#ifdef LFPB_HAVE_CACHE
 static int lfpb_setup_cached(unsigned nthreads)
 {
 	(void)nthreads;
@@ -168,53 +155,26 @@ static inline void lfpb_cache_free(void *ctx, void *obj)
 
 BENCH_WORKLOADS(lfpc, lfpb_cache_alloc, lfpb_cache_free);
 
-#define LFPB_IMPLICIT_FNS lfpb_fns
-#define LFPB_EXPLICIT_FNS lfpc_fns
-#define LFPB_CACHED_SETUP lfpb_setup_cached
-#define LFPB_CACHE_ENTER lfpb_cache_enter
-#define LFPB_CACHE_LEAVE lfpb_cache_leave
-#else
-static int lfpb_no_cache(char *why, size_t why_len)
-{
-	snprintf(why, why_len, "this lfpool has no per-thread caches yet");
-	return -1;
-}
-
-#define LFPB_IMPLICIT_FNS NULL
-#define LFPB_EXPLICIT_FNS NULL
-#define LFPB_CACHED_SETUP lfpb_setup_bare
-#define LFPB_CACHE_ENTER lfpb_enter
-#define LFPB_CACHE_LEAVE lfpb_leave
-#endif
-
 const struct bench_contender bench_lfp_implicit = {
 	.name = "lfp_implicit",
 	.label = "lfpool, lfp_alloc/lfp_free through the implicit "
 		 "per-thread cache",
-#ifdef LFPB_HAVE_CACHE
 	.init = lfpb_init,
-#else
-	.init = lfpb_no_cache,
-#endif
-	.setup = LFPB_CACHED_SETUP,
+	.setup = lfpb_setup_cached,
 	.teardown = lfpb_teardown,
 	.enter = lfpb_enter,
 	.leave = lfpb_leave,
-	.fns = LFPB_IMPLICIT_FNS,
+	.fns = lfpb_fns,
 };
 
 const struct bench_contender bench_lfp_explicit = {
 	.name = "lfp_explicit",
 	.label = "lfpool, one lfp_cache per worker (lfp_cache_alloc/"
 		 "lfp_cache_free)",
-#ifdef LFPB_HAVE_CACHE
 	.init = lfpb_init,
-#else
-	.init = lfpb_no_cache,
-#endif
-	.setup = LFPB_CACHED_SETUP,
+	.setup = lfpb_setup_cached,
 	.teardown = lfpb_teardown,
-	.enter = LFPB_CACHE_ENTER,
-	.leave = LFPB_CACHE_LEAVE,
-	.fns = LFPB_EXPLICIT_FNS,
+	.enter = lfpb_cache_enter,
+	.leave = lfpb_cache_leave,
+	.fns = lfpc_fns,
 };

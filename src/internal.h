@@ -164,6 +164,8 @@ struct lfp_pool {
 
 /* slab.c: sizing, alignment, index <-> pointer, memory. */
 
+#define LFPI_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
+
 struct lfpi_layout {
 	size_t align;     /* object alignment */
 	size_t stride;    /* object size rounded up to align */

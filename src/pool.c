@@ -8,7 +8,6 @@
 
 #include "internal.h"
 
-#define POOL_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
 
 static _Atomic uint64_t pool_ids = 1;
 
@@ -102,8 +101,6 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		return -EINVAL;
 	if ((err = lfpi_layout(cfg, &l)))
 		return err;
-	if (cfg->flags & ~POOL_KNOWN_FLAGS)
-		return -EINVAL;
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
 		return -ENOTSUP;

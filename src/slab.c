@@ -54,7 +54,8 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	if (cfg->capacity > LFP_MAX_CAPACITY ||
 	    cfg->max_capacity > LFP_MAX_CAPACITY)
 		return -EOVERFLOW;
-	if ((cfg->max_capacity && cfg->max_capacity < cfg->capacity) ||
+	if ((cfg->flags & ~LFPI_KNOWN_FLAGS) ||
+	    (cfg->max_capacity && cfg->max_capacity < cfg->capacity) ||
 	    cfg->exhaust > LFP_EXHAUST_ABORT ||
 	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim))
 		return -EINVAL;

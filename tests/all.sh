@@ -34,7 +34,8 @@ run_variant() {
 		exit 1
 	}
 	# Keep the logs of a failing suite on the console: they name the test.
-	if ! make -C "$dir" -j"$jobs" check; then
+	if ! make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1; then
+		cat "$dir/check.out"
 		find "$dir" -name '*.log' ! -name config.log ! -name 'test-suite.log' \
 			-exec grep -l -E '^(FAIL|ERROR)|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error' {} + |
 			while read -r log; do
@@ -43,6 +44,12 @@ run_variant() {
 			done
 		exit 1
 	fi
+	grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): ' "$dir/check.out"
+	# grep -c exits 1 when it counts nothing
+	n=$(grep -cE '^(PASS|XFAIL): ' "$dir/check.out" || true)
+	passed=$((passed + n))
+	n=$(grep -cE '^(FAIL|XPASS|ERROR): ' "$dir/check.out" || true)
+	failed=$((failed + n))
 }
 
 # Install the normal build into its scratch prefix and build a program
@@ -63,6 +70,8 @@ check_install() {
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed"
 }
 
+passed=0
+failed=0
 variants=${*:-normal thread address}
 for v in $variants; do
 	case $v in
@@ -76,3 +85,4 @@ for v in $variants; do
 	esac
 done
 echo "== all test builds passed: $variants"
+echo "$passed passed, $failed failed"

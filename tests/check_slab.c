@@ -59,6 +59,12 @@ START_TEST(memory_size_matches_validation)
 	ck_assert_uint_eq(lfp_memory_size(&c), 0);
 	c.obj_size = 24, c.align = 12;
 	ck_assert_uint_eq(lfp_memory_size(&c), 0);
+	/* What lfp_create refuses has no size (found by the fuzzer). */
+	c.align = 0, c.flags = 0x80000000u;
+	ck_assert_uint_eq(lfp_memory_size(&c), 0);
+	c.flags = 0, c.exhaust = LFP_EXHAUST_RECLAIM; /* without reclaim */
+	ck_assert_uint_eq(lfp_memory_size(&c), 0);
+	c.exhaust = 0;
 	c.align = 0, c.obj_size = SIZE_MAX / 2;
 	ck_assert_uint_eq(lfp_memory_size(&c), 0);
 }
