@@ -357,6 +357,10 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * as liburcu requires of every thread that calls call_rcu (readers must be
  * registered anyway). Programs that use the urcu API themselves link it
  * with pkg-config --libs lfpool liburcu-memb.
+ * Grace periods are liburcu's: with liburcu 0.13 a deferred slot comes
+ * back about 10 ms after its release, so a pool recycles at most about
+ * (spare slots / 10 ms) deferred releases a second; size pools that use
+ * it with that in mind, or call lfp_barrier when one runs dry.
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
@@ -366,7 +370,8 @@ LFP_API int lfp_free_deferred(struct lfp_pool *pool, void *obj);
 
 /*
  * Wait until every deferred release issued before the call has returned
- * its slot to the pool (rcu_barrier). lfp_destroy does this itself.
+ * its slot to the pool (rcu_barrier; about 10 ms with liburcu 0.13).
+ * lfp_destroy does this itself.
  * Must not be called inside an RCU read-side critical section.
  * Thread safety: any thread. Progress: blocking.
  */

@@ -22,15 +22,6 @@
 #define CHECK_CTOR UINT32_C(0x524f5443) /* "CTOR" */
 #define CHECK_PRINTED 8                 /* violations printed at most */
 
-/* The first 24 bytes of a live object. */
-struct check_hdr {
-	uint32_t magic;
-	uint32_t tid;
-	uint32_t slot;
-	uint32_t pad;
-	uint64_t seq;
-};
-
 bool stress_violation(struct stress_run *r, const char *fmt, ...)
 {
 	char buf[STRESS_MSG];
@@ -55,7 +46,7 @@ bool stress_violation(struct stress_run *r, const char *fmt, ...)
 }
 
 /* The word at position i (past the header) of a pattern. */
-static uint64_t check_fill(const struct stress_mark *m, size_t i)
+uint64_t stress_fill(const struct stress_mark *m, size_t i)
 {
 	uint64_t x = m->seq ^ (uint64_t)m->tid << 40 ^ (uint64_t)m->slot << 8;
 
@@ -121,12 +112,12 @@ bool stress_take_over(struct stress_run *r, const struct stress_parcel *p,
 
 void stress_stamp(struct stress_run *r, void *obj, const struct stress_mark *m)
 {
-	struct check_hdr h = { CHECK_LIVE, m->tid, m->slot, 0, m->seq };
+	struct stress_hdr h = { CHECK_LIVE, m->tid, m->slot, m->gen, m->seq };
 	char *p = obj;
 
 	memcpy(p, &h, sizeof(h));
 	for (size_t i = 0; sizeof(h) + 8 * i < r->o->obj_size; i++) {
-		uint64_t w = check_fill(m, i);
+		uint64_t w = stress_fill(m, i);
 
 		memcpy(p + sizeof(h) + 8 * i, &w, 8);
 	}
@@ -136,23 +127,24 @@ void stress_stamp(struct stress_run *r, void *obj, const struct stress_mark *m)
 static bool check_differs(struct stress_run *r, const struct stress_held *e,
 			  uint32_t holder, const char *op, size_t off)
 {
-	struct check_hdr h;
+	struct stress_hdr h;
 
 	memcpy(&h, e->obj, sizeof(h));
 	return stress_violation(
 		r, "slot %u: bytes changed while thread %u held it, found at "
 		"%s: first difference at byte %zu; the header says magic "
-		"%#" PRIx32 ", thread %u, slot %u, seq %" PRIu64 "; expected "
-		"thread %u, slot %u, seq %" PRIu64,
-		e->mark.slot, holder, op, off, h.magic, h.tid, h.slot, h.seq,
-		e->mark.tid, e->mark.slot, e->mark.seq);
+		"%#" PRIx32 ", thread %u, slot %u, generation %u, seq %" PRIu64
+		"; expected thread %u, slot %u, generation %u, seq %" PRIu64,
+		e->mark.slot, holder, op, off, h.magic, h.tid, h.slot, h.gen,
+		h.seq, e->mark.tid, e->mark.slot, e->mark.gen, e->mark.seq);
 }
 
 bool stress_verify(struct stress_run *r, const struct stress_held *e,
 		   uint32_t holder, const char *op)
 {
 	const struct stress_mark *m = &e->mark;
-	struct check_hdr h, want = { CHECK_LIVE, m->tid, m->slot, 0, m->seq };
+	struct stress_hdr h, want = { CHECK_LIVE, m->tid, m->slot, m->gen,
+				     m->seq };
 	const char *p = e->obj;
 
 	memcpy(&h, p, sizeof(h));
@@ -162,7 +154,7 @@ bool stress_verify(struct stress_run *r, const struct stress_held *e,
 		uint64_t w;
 
 		memcpy(&w, p + sizeof(h) + 8 * i, 8);
-		if (w != check_fill(m, i))
+		if (w != stress_fill(m, i))
 			return check_differs(r, e, holder, op,
 					     sizeof(h) + 8 * i);
 	}
@@ -325,6 +317,8 @@ int stress_final_checks(struct stress_run *r, const struct stress_tally *t)
 	char msg[STRESS_MSG - 64] = "";
 	int err;
 
+	/* Every deferred release issued by the workers has come back. */
+	lfp_barrier(r->pool);
 	if (check_owners(r) || check_stats(r, t) || check_hook_counts(r, t))
 		return -1;
 	err = lfpi_audit(r->pool, &census, msg, sizeof(msg));

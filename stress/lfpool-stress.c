@@ -28,7 +28,8 @@ static void stress_nap(long ns)
 }
 
 /* Cumulative weights: allocation picks among pool..bulk, release too,
- * plus handoff when there is someone to hand off to. */
+ * plus handle and deferred, and handoff when there is someone to hand off
+ * to. */
 static void run_weights(struct stress_run *r)
 {
 	unsigned a = 0, b = 0;
@@ -38,7 +39,8 @@ static void run_weights(struct stress_run *r)
 		bool alloc = m <= STRESS_BULK;
 
 		a += alloc ? w : 0;
-		if (alloc || (m == STRESS_HANDOFF && r->o->threads > 1))
+		if (alloc || m == STRESS_HANDLE || m == STRESS_DEFERRED ||
+		    (m == STRESS_HANDOFF && r->o->threads > 1))
 			b += w;
 		r->alloc_cum[m] = a;
 		r->release_cum[m] = b;
@@ -95,6 +97,8 @@ static int run_workers(struct stress_run *r)
 		atomic_init(&w->ops, 0);
 		atomic_init(&w->holding, 0);
 		atomic_init(&w->state, STRESS_IDLE);
+		for (int k = 0; k < STRESS_SHOWN; k++)
+			atomic_init(&w->shown[k], 0);
 	}
 	return 0;
 }
@@ -270,25 +274,33 @@ static void supervise(struct stress_run *r, struct sup *s)
 		stress_progress_end(r);
 }
 
+void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
+{
+	to->ops += from->ops;
+	to->allocs += from->allocs;
+	to->frees += from->frees;
+	to->exhausted += from->exhausted;
+	to->checks += from->checks;
+	to->handoffs += from->handoffs;
+	to->refused += from->refused;
+	to->lives += from->lives;
+	to->hook_allocs += from->hook_allocs;
+	to->hook_frees += from->hook_frees;
+	to->probes += from->probes;
+	to->stale += from->stale;
+	to->deferred += from->deferred;
+	to->reads += from->reads;
+	to->overlaps += from->overlaps;
+	to->barriers += from->barriers;
+	for (int m = 0; m < STRESS_NMODES; m++)
+		to->by_mode[m] += from->by_mode[m];
+}
+
 static void run_sum(const struct stress_run *r, struct stress_tally *t)
 {
 	memset(t, 0, sizeof(*t));
-	for (unsigned i = 0; i < r->o->threads; i++) {
-		const struct stress_tally *w = &r->w[i].tally;
-
-		t->ops += w->ops;
-		t->allocs += w->allocs;
-		t->frees += w->frees;
-		t->exhausted += w->exhausted;
-		t->checks += w->checks;
-		t->handoffs += w->handoffs;
-		t->refused += w->refused;
-		t->lives += w->lives;
-		t->hook_allocs += w->hook_allocs;
-		t->hook_frees += w->hook_frees;
-		for (int m = 0; m < STRESS_NMODES; m++)
-			t->by_mode[m] += w->by_mode[m];
-	}
+	for (unsigned i = 0; i < r->o->threads; i++)
+		stress_tally_add(t, &r->w[i].tally);
 }
 
 /* Resident memory may not keep growing once the run is warm. */

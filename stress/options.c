@@ -12,7 +12,8 @@ const char *const stress_mode_name[STRESS_NMODES] = {
 	[STRESS_POOL] = "pool",         [STRESS_CACHE] = "cache",
 	[STRESS_EXPLICIT] = "explicit", [STRESS_BULK] = "bulk",
 	[STRESS_HANDOFF] = "handoff",   [STRESS_EXIT] = "exit",
-	[STRESS_BAD] = "bad",
+	[STRESS_BAD] = "bad",           [STRESS_HANDLE] = "handle",
+	[STRESS_DEFERRED] = "deferred",
 };
 
 /* The modes that need the per-thread cache API. */
@@ -83,7 +84,8 @@ static void opt_usage(FILE *f)
 "The mix is a comma-separated list of modes, each optionally weighted as\n"
 "name:W (W = 1..100, default 1); 'all' stands for every mode this build\n"
 "supports but pool. Allocation picks among pool, cache, explicit and bulk\n"
-"by weight; release picks among those and handoff. The modes:\n"
+"by weight; release picks among those, handoff, handle and deferred.\n"
+"The modes:\n"
 "  pool      lfp_alloc/lfp_free on a pool created with LFP_F_NO_CACHE:\n"
 "            the bare shared stack (excludes cache)\n"
 "  cache     lfp_alloc/lfp_free through the implicit per-thread caches\n"
@@ -97,6 +99,27 @@ static void opt_usage(FILE *f)
 "            replaced by new threads\n"
 "  bad       W in 64 operations release a foreign or misaligned pointer,\n"
 "            which the pool must refuse without changing anything\n"
+"  handle    every object's handle is checked when it arrives and changes\n"
+"            hands; release by handle (lfp_free_handle, and\n"
+"            lfp_cache_free_handle with explicit); and 4W in 64 operations\n"
+"            (16 at most) probe with handles that must fail: handles of\n"
+"            objects the thread released (their slots perhaps reused by\n"
+"            others) must resolve to NULL and release with -ESTALE, leaving\n"
+"            the slot's holder alone; other generations of slots it holds,\n"
+"            null, even and out-of-range handles must fail too; random\n"
+"            handles and handles other threads show must resolve to NULL\n"
+"            or to their slot's object\n"
+"  deferred  threads register with liburcu; release with\n"
+"            lfp_free_deferred; show the handles of some objects (which\n"
+"            then go back only that way) and, 4W in 64 operations (16 at\n"
+"            most), resolve a shown handle in an RCU read section and check\n"
+"            that the object is the one the handle names and keeps its\n"
+"            identity (thread, slot, generation, seq) until the section\n"
+"            ends. Slots waiting for a grace period may take an eighth of\n"
+"            the pool (liburcu returns them in batches some 10 ms apart);\n"
+"            a thread that holds nothing and finds the pool empty with a\n"
+"            quarter of it waiting calls lfp_barrier, as the main thread\n"
+"            does before the final checks\n"
 "A mix with no allocating mode gets cache (pool in builds without the\n"
 "cache API). Example: --mix cache:4,bulk,handoff:2,exit\n",
 		f);

@@ -109,6 +109,14 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 	printf("  exhausted %" PRIu64 " times, %" PRIu64 " thread exits, %"
 	       PRIu64 " bad releases refused\n", t->exhausted,
 	       t->lives > o->threads ? t->lives - o->threads : 0, t->refused);
+	if (stress_mode_enabled(o, STRESS_HANDLE) ||
+	    stress_mode_enabled(o, STRESS_DEFERRED))
+		printf("  handles: %" PRIu64 " probes, %" PRIu64 " of them "
+		       "stale handles; %" PRIu64 " deferred releases, %" PRIu64
+		       " RCU read sections checked (%" PRIu64 " saw their "
+		       "object released), %" PRIu64 " barriers\n",
+		       t->probes, t->stale, t->deferred, t->reads,
+		       t->overlaps, t->barriers);
 	printf("  operations by mode:");
 	for (int i = 0; i < STRESS_NMODES; i++)
 		if (t->by_mode[i])
@@ -177,6 +185,11 @@ static void report_json_run(const struct stress_run *r,
 	       o->duration, secs, t->ops, report_rate(t->ops, secs),
 	       t->allocs, t->frees, t->checks, t->handoffs, t->exhausted,
 	       t->lives > o->threads ? t->lives - o->threads : 0, t->refused);
+	printf(",\"probes\":%" PRIu64 ",\"stale\":%" PRIu64
+	       ",\"deferred_frees\":%" PRIu64 ",\"reads\":%" PRIu64
+	       ",\"overlaps\":%" PRIu64 ",\"barriers\":%" PRIu64,
+	       t->probes, t->stale, t->deferred, t->reads, t->overlaps,
+	       t->barriers);
 	printf(",\"by_mode\":{");
 	for (int i = 0, n = 0; i < STRESS_NMODES; i++)
 		if (o->weight[i])

@@ -18,11 +18,11 @@ modes=$("$stress" --list-modes) || exit 99
 
 case " $modes " in
 *" cache "*)
-	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks"
-	long="pool cache explicit bulk cache,handoff cache,exit all all+poison+strict+hooks pool,handoff,exit,bad@32 all@32 all@32+grow=65536+hooks" ;;
+	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks pool,handle,deferred,exit@32 explicit,handle,deferred,handoff"
+	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks" ;;
 *)
-	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32"
-	long="pool pool,handoff pool,exit pool,bad pool,handoff,exit,bad@32" ;;
+	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32 pool,handle,deferred,exit@32"
+	long="pool pool,handoff pool,exit pool,bad pool,handle pool,deferred pool,handoff,exit,bad@32 pool,handle,deferred,exit@32" ;;
 esac
 case $matrix in
 short) mixes=$short; limit="--ops ${STRESS_OPS:-30000}" ;;
@@ -38,6 +38,7 @@ field() {
 }
 
 runs=0 failed=0 total_ops=0 total_checks=0 start=$(date +%s)
+total_stale=0 total_reads=0 total_overlaps=0
 for t in $threads; do
 	for m in $mixes; do
 		opts=
@@ -63,6 +64,9 @@ for t in $threads; do
 			echo "ok   $line"
 			total_ops=$((total_ops + ops))
 			total_checks=$((total_checks + checks))
+			total_stale=$((total_stale + $(field stale)))
+			total_reads=$((total_reads + $(field reads)))
+			total_overlaps=$((total_overlaps + $(field overlaps)))
 		else
 			echo "FAIL $line (exit $rc, seed $runs)"
 			cat "$out" "$err"
@@ -72,5 +76,6 @@ for t in $threads; do
 done
 echo "stress matrix ($matrix): $runs runs, $failed failed," \
 	"$total_ops operations, $total_checks objects verified," \
-	"$(($(date +%s) - start)) s"
+	"$total_stale stale handles refused, $total_reads RCU reads checked" \
+	"($total_overlaps during a release), $(($(date +%s) - start)) s"
 [ $failed -eq 0 ]

@@ -10,8 +10,10 @@
  * retire, prints progress, samples memory and spots a stalled run.
  *
  * Files: lfpool-stress.c (main and the supervisor), options.c (the command
- * line), worker.c (the worker threads and the modes), check.c (the
- * invariants), report.c (progress, summary, JSON, resident memory).
+ * line), worker.c (the worker threads and the modes), handle.c (handles:
+ * taken, checked, released, forged and kept after release), rcu.c (RCU
+ * readers and their registration), check.c (the invariants), report.c
+ * (progress, summary, JSON, resident memory).
  */
 #ifndef LFP_STRESS_H
 #define LFP_STRESS_H
@@ -49,6 +51,8 @@
 #define STRESS_INBOX 256
 #define STRESS_CACHELINE 64
 #define STRESS_MSG 512
+#define STRESS_SHOWN 4 /* handles each worker shows to the others */
+#define STRESS_GRAVE 16 /* handles a life keeps of objects it released */
 
 enum stress_mode {
 	STRESS_POOL,     /* lfp_alloc/lfp_free on an LFP_F_NO_CACHE pool */
@@ -58,6 +62,8 @@ enum stress_mode {
 	STRESS_HANDOFF,  /* released by another thread, sent through a queue */
 	STRESS_EXIT,     /* threads retire mid-run and are replaced */
 	STRESS_BAD,      /* releases of pointers the pool must refuse */
+	STRESS_HANDLE,   /* handles: release by handle, stale and forged ones */
+	STRESS_DEFERRED, /* lfp_free_deferred, and RCU readers of live objects */
 	STRESS_NMODES
 };
 
@@ -87,10 +93,27 @@ struct stress_opts {
 	double stall;     /* seconds without an operation that fail the run */
 };
 
-/* What the pattern in a live object must say: who stamped it, and when. */
+/*
+ * What the pattern in a live object must say: who stamped it, and when.
+ * gen is the generation of its handle, or 0 in runs without handles.
+ */
 struct stress_mark {
 	uint32_t tid;
 	uint32_t slot;
+	uint32_t gen;
+	uint64_t seq;
+};
+
+/*
+ * The first 24 bytes of a live object; the rest of it is a pattern
+ * derived from the mark (stress_fill). RCU readers (rcu.c) read all but
+ * the magic, which the holder overwrites when it lets the object go.
+ */
+struct stress_hdr {
+	uint32_t magic;
+	uint32_t tid;
+	uint32_t slot;
+	uint32_t gen;
 	uint64_t seq;
 };
 
@@ -98,6 +121,8 @@ struct stress_mark {
 struct stress_held {
 	void *obj;
 	struct stress_mark mark;
+	lfp_handle handle; /* null in runs without handles */
+	bool rcu; /* its handle was shown to RCU readers: release deferred */
 };
 
 /* An object in transit to another thread. */
@@ -130,6 +155,12 @@ struct stress_tally {
 	uint64_t lives;     /* threads that ran as this worker */
 	uint64_t hook_allocs; /* on_alloc calls seen by this worker */
 	uint64_t hook_frees;  /* on_free calls seen by this worker */
+	uint64_t probes;    /* handle probes: stale, forged, others' handles */
+	uint64_t stale;     /* handles of released objects tried again */
+	uint64_t deferred;  /* objects released with lfp_free_deferred */
+	uint64_t reads;     /* RCU read sections that checked a live object */
+	uint64_t overlaps;  /* ... whose object was released meanwhile */
+	uint64_t barriers;  /* lfp_barrier calls on an exhausted pool */
 	uint64_t by_mode[STRESS_NMODES]; /* operations by mode */
 };
 
@@ -162,6 +193,13 @@ struct stress_worker {
 	_Atomic int state; /* enum stress_state, DONE after the last life */
 
 	alignas(STRESS_CACHELINE) struct stress_inbox inbox;
+
+	/*
+	 * Handles of objects this worker holds, shown to the others: written
+	 * by the current life only, read by any (handle.c, rcu.c); 0 = none.
+	 * A shown handle may go stale at any time.
+	 */
+	alignas(STRESS_CACHELINE) _Atomic uint64_t shown[STRESS_SHOWN];
 };
 
 enum stress_stop { STRESS_GO, STRESS_STOP, STRESS_ABORT };
@@ -193,8 +231,60 @@ struct stress_run {
 	char violation[STRESS_MSG];
 };
 
+/*
+ * One thread's time in a worker's seat, shared by the files that make up
+ * a worker (worker.c and the modes that have files of their own). Plain:
+ * only its thread uses it.
+ */
+struct stress_life {
+	struct stress_run *run;
+	const struct stress_opts *o;
+	struct stress_worker *w;
+	uint32_t tid;
+	uint64_t rng;
+	uint64_t seq;      /* stamps, one per allocation */
+	uint64_t ops;      /* this worker's operations, over all its lives */
+	uint64_t left;     /* operations until this life retires */
+	uint32_t n;        /* objects held, in w->held[0 .. n) */
+	uint32_t target;   /* the number of objects to hold for a while */
+	uint32_t retarget; /* operations until a new target */
+	unsigned bad;      /* bad releases per 64 operations */
+	unsigned probe;    /* handle probes per 64 operations */
+	unsigned read;     /* RCU read sections per 64 operations */
+	bool handoff;
+	bool handles; /* take every object's handle (handle, deferred) */
+	bool rcu;     /* registered with liburcu (deferred) */
+	uint64_t deferred; /* slots waiting for grace periods: lfp_stats at
+			      room_at, plus what we spent since (rcu.c) */
+	uint64_t capacity; /* the pool's capacity at room_at */
+	uint64_t room_at;  /* ops | 1 when lfp_stats was read; 0 = never */
+	uint32_t graves; /* handles put in grave[], ever */
+	lfp_handle grave[STRESS_GRAVE]; /* the latest ones released */
+	struct lfp_cache *cache; /* the explicit cache, made on first use */
+	struct stress_tally t;
+};
+
+/* xorshift64*: fast, and plenty for choosing what to do next. */
+static inline uint64_t stress_rand(struct stress_life *l)
+{
+	uint64_t x = l->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	l->rng = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Uniform in [0, n). */
+static inline uint32_t stress_below(struct stress_life *l, uint32_t n)
+{
+	return (uint32_t)((stress_rand(l) >> 32) * n >> 32);
+}
+
 /* lfpool-stress.c */
 double stress_now(void);
+void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);
@@ -213,11 +303,31 @@ bool stress_verify(struct stress_run *r, const struct stress_held *h,
 		   uint32_t holder, const char *op);
 bool stress_unclaim(struct stress_run *r, const struct stress_held *h,
 		    uint32_t holder, const char *op);
+uint64_t stress_fill(const struct stress_mark *m, size_t i);
 int stress_final_checks(struct stress_run *r, const struct stress_tally *t);
 void stress_hooks(struct stress_run *r, struct lfp_config *cfg);
 void stress_hooks_bind(struct stress_tally *t);
 
+/* handle.c */
+bool stress_handle_take(struct stress_life *l, struct stress_held *h,
+			const char *op);
+bool stress_handle_check(struct stress_life *l, const struct stress_held *h,
+			 const char *op);
+int stress_handle_free(struct stress_life *l, lfp_handle h, bool cached);
+void stress_handle_bury(struct stress_life *l, const struct stress_held *h);
+void stress_handle_show(struct stress_life *l, struct stress_held *h);
+void stress_handle_probe(struct stress_life *l);
+
+/* rcu.c */
+void stress_rcu_begin(struct stress_life *l);
+void stress_rcu_end(struct stress_life *l);
+void stress_rcu_read(struct stress_life *l);
+bool stress_rcu_room(struct stress_life *l, unsigned sixteenths);
+void stress_rcu_spend(struct stress_life *l);
+bool stress_rcu_wait(struct stress_life *l);
+
 /* worker.c */
+struct lfp_cache *stress_life_cache(struct stress_life *l);
 int stress_spawn(struct stress_worker *w);
 uint64_t stress_live(const struct stress_run *r);
 

@@ -11,25 +11,6 @@
 
 #include "stress.h"
 
-/* One thread's time in a worker's seat. Plain: only this thread uses it. */
-struct life {
-	struct stress_run *run;
-	const struct stress_opts *o;
-	struct stress_worker *w;
-	uint32_t tid;
-	uint64_t rng;
-	uint64_t seq;      /* stamps, one per allocation */
-	uint64_t ops;      /* this worker's operations, over all its lives */
-	uint64_t left;     /* operations until this life retires */
-	uint32_t n;        /* objects held, in w->held[0 .. n) */
-	uint32_t target;   /* the number of objects to hold for a while */
-	uint32_t retarget; /* operations until a new target */
-	unsigned bad;      /* bad releases per 64 operations */
-	bool handoff;
-	struct lfp_cache *cache; /* the explicit cache, made on first use */
-	struct stress_tally t;
-};
-
 static uint64_t life_mix(uint64_t x)
 {
 	x += UINT64_C(0x9e3779b97f4a7c15);
@@ -38,28 +19,10 @@ static uint64_t life_mix(uint64_t x)
 	return x ^ x >> 31;
 }
 
-/* xorshift64*: fast, and plenty for choosing what to do next. */
-static uint64_t life_rand(struct life *l)
-{
-	uint64_t x = l->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	l->rng = x;
-	return x * UINT64_C(0x2545f4914f6cdd1d);
-}
-
-/* Uniform in [0, n). */
-static uint32_t life_below(struct life *l, uint32_t n)
-{
-	return (uint32_t)((life_rand(l) >> 32) * n >> 32);
-}
-
-static enum stress_mode life_pick(struct life *l, const unsigned *cum,
+static enum stress_mode life_pick(struct stress_life *l, const unsigned *cum,
 				  unsigned total)
 {
-	unsigned x = life_below(l, total);
+	unsigned x = stress_below(l, total);
 	int m = 0;
 
 	while (x >= cum[m])
@@ -83,7 +46,7 @@ uint64_t stress_live(const struct stress_run *r)
 	return live;
 }
 
-static void life_publish(struct life *l)
+static void life_publish(struct stress_life *l)
 {
 	/* Relaxed: progress figures for the supervisor, not checks. */
 	atomic_store_explicit(&l->w->ops, l->ops, memory_order_relaxed);
@@ -92,7 +55,7 @@ static void life_publish(struct life *l)
 
 #if STRESS_HAVE_CACHES
 /* The explicit cache: the predecessor's if it left one, else a new one. */
-static struct lfp_cache *life_cache(struct life *l)
+struct lfp_cache *stress_life_cache(struct stress_life *l)
 {
 	if (!l->cache && l->w->bequest) {
 		l->cache = l->w->bequest;
@@ -105,38 +68,44 @@ static struct lfp_cache *life_cache(struct life *l)
 }
 #endif
 
-/* Make obj ours: claim its slot, stamp it, keep it. */
-static void life_hold(struct life *l, void *obj, const char *op)
+/* Make obj ours: claim its slot, take its handle, stamp it, keep it. */
+static void life_hold(struct stress_life *l, void *obj, const char *op)
 {
 	struct stress_held *h = &l->w->held[l->n];
 	uint32_t slot;
 
 	if (!stress_claim(l->run, l->tid, obj, op, &slot))
 		return;
-	h->obj = obj;
-	h->mark = (struct stress_mark){ l->tid, slot, ++l->seq };
+	*h = (struct stress_held){ obj, { l->tid, slot, 0, ++l->seq },
+				   LFP_NULL_HANDLE, false };
+	if (l->handles && !stress_handle_take(l, h, op))
+		return;
 	stress_stamp(l->run, obj, &h->mark);
+	if (l->handles)
+		stress_handle_show(l, h);
 	l->n++;
 	l->t.allocs++;
 }
 
 /* The pool had nothing (or less than asked) for us. */
-static void life_empty(struct life *l)
+static void life_empty(struct stress_life *l)
 {
 	l->t.exhausted++;
 	l->target = l->n / 2; /* give some back before trying again */
-	if (!l->n)
+	if (l->n)
+		return;
+	if (!l->rcu || !stress_rcu_wait(l))
 		sched_yield(); /* let the threads that hold it all run */
 }
 
-static void life_alloc_bulk(struct life *l)
+static void life_alloc_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
 	void *objs[STRESS_MAX_BULK];
 	uint32_t room = l->o->hold - l->n, want;
 	size_t got;
 
-	want = 1 + life_below(l, room < STRESS_MAX_BULK ? room
+	want = 1 + stress_below(l, room < STRESS_MAX_BULK ? room
 							: STRESS_MAX_BULK);
 	got = lfp_alloc_bulk(l->run->pool, objs, want);
 	if (got > want) {
@@ -153,7 +122,7 @@ static void life_alloc_bulk(struct life *l)
 #endif
 }
 
-static void life_alloc(struct life *l)
+static void life_alloc(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 	enum stress_mode m = life_pick(l, r->alloc_cum, r->alloc_total);
@@ -165,7 +134,7 @@ static void life_alloc(struct life *l)
 		return life_alloc_bulk(l);
 #if STRESS_HAVE_CACHES
 	if (m == STRESS_EXPLICIT) {
-		struct lfp_cache *c = life_cache(l);
+		struct lfp_cache *c = stress_life_cache(l);
 
 		obj = c ? lfp_cache_alloc(c) : NULL;
 		op = "lfp_cache_alloc";
@@ -179,60 +148,121 @@ static void life_alloc(struct life *l)
 }
 
 /* Take a random held object out of the array. */
-static struct stress_held life_take(struct life *l)
+static struct stress_held life_take(struct stress_life *l)
 {
 	struct stress_held *held = l->w->held;
-	uint32_t i = life_below(l, l->n);
+	uint32_t i = stress_below(l, l->n);
 	struct stress_held h = held[i];
 
+	/* While deferred releases fill their share of the pool, keep the
+	 * objects RCU readers may see: they find them live, and the pool
+	 * does not run dry. */
+	for (int k = 0; k < 4 && h.rcu && !stress_rcu_room(l, 2); k++)
+		h = held[i = stress_below(l, l->n)];
 	held[i] = held[--l->n];
 	return h;
 }
 
-/* The library call that releases one object in mode m. */
-static int life_release_call(struct life *l, enum stress_mode m, void *obj,
-			     const char **op)
-{
-#if STRESS_HAVE_CACHES
-	struct lfp_cache *c;
+/* The library calls that release one object. */
+enum life_call {
+	CALL_FREE,
+	CALL_CACHE_FREE,
+	CALL_BULK,
+	CALL_HANDLE,
+	CALL_CACHE_HANDLE,
+	CALL_DEFERRED,
+};
 
-	if (m == STRESS_EXPLICIT && (c = life_cache(l))) {
-		*op = "lfp_cache_free";
-		return lfp_cache_free(c, obj);
+static const char *const life_call_name[] = {
+	[CALL_FREE] = "lfp_free",
+	[CALL_CACHE_FREE] = "lfp_cache_free",
+	[CALL_BULK] = "lfp_free_bulk",
+	[CALL_HANDLE] = "lfp_free_handle",
+	[CALL_CACHE_HANDLE] = "lfp_cache_free_handle",
+	[CALL_DEFERRED] = "lfp_free_deferred",
+};
+
+/*
+ * The call that releases h in mode m. An object whose handle RCU readers
+ * may have seen goes back only after a grace period, whatever m says:
+ * a reader may be looking at it right now.
+ */
+static enum life_call life_call_for(struct stress_life *l, enum stress_mode m,
+				    const struct stress_held *h)
+{
+	if (h->rcu)
+		return CALL_DEFERRED;
+	switch (m) {
+	case STRESS_EXPLICIT:
+		return CALL_CACHE_FREE;
+	case STRESS_BULK:
+		return CALL_BULK;
+	case STRESS_HANDLE:
+		return stress_mode_enabled(l->o, STRESS_EXPLICIT) &&
+				       stress_below(l, 2)
+			       ? CALL_CACHE_HANDLE
+			       : CALL_HANDLE;
+	case STRESS_DEFERRED:
+		if (!stress_rcu_room(l, 1))
+			return CALL_FREE;
+		stress_rcu_spend(l);
+		return CALL_DEFERRED;
+	default:
+		return CALL_FREE;
 	}
-	if (m == STRESS_BULK) {
-		*op = "lfp_free_bulk";
-		return lfp_free_bulk(l->run->pool, &obj, 1) == 1 ? 0 : -1;
-	}
+}
+
+/* Make call c on h (whose handle is null, for a bad pointer). */
+static int life_call(struct stress_life *l, enum life_call c,
+		     const struct stress_held *h)
+{
+	struct lfp_pool *pool = l->run->pool;
+#if STRESS_HAVE_CACHES
+	struct lfp_cache *cache;
 #endif
-	(void)l;
-	(void)m;
-	*op = "lfp_free";
-	return lfp_free(l->run->pool, obj);
+
+	switch (c) {
+#if STRESS_HAVE_CACHES
+	case CALL_CACHE_FREE:
+		cache = stress_life_cache(l);
+		return cache ? lfp_cache_free(cache, h->obj) : -ENOMEM;
+	case CALL_BULK:
+		return lfp_free_bulk(pool, &h->obj, 1) == 1 ? 0 : -1;
+#endif
+	case CALL_HANDLE:
+	case CALL_CACHE_HANDLE:
+		return stress_handle_free(l, h->handle, c == CALL_CACHE_HANDLE);
+	case CALL_DEFERRED:
+		return lfp_free_deferred(pool, h->obj);
+	default:
+		return lfp_free(pool, h->obj);
+	}
 }
 
 /* Release one held object here, in mode m. */
-static void life_free_one(struct life *l, const struct stress_held *h,
+static void life_free_one(struct stress_life *l, const struct stress_held *h,
 			  enum stress_mode m)
 {
-	const char *op = m == STRESS_EXPLICIT ? "lfp_cache_free"
-			 : m == STRESS_BULK   ? "lfp_free_bulk"
-					      : "lfp_free";
+	enum life_call c = life_call_for(l, m, h);
 	int err;
 
-	if (!stress_unclaim(l->run, h, l->tid, op))
+	if (!stress_unclaim(l->run, h, l->tid, life_call_name[c]))
 		return;
-	err = life_release_call(l, m, h->obj, &op);
-	if (err)
+	err = life_call(l, c, h);
+	if (err) {
 		stress_violation(l->run, "slot %u: %s by thread %u, which "
 				 "held it, failed (%d)",
-				 h->mark.slot, op, l->tid, err);
-	else
-		l->t.frees++;
+				 h->mark.slot, life_call_name[c], l->tid, err);
+		return;
+	}
+	l->t.frees++;
+	l->t.deferred += c == CALL_DEFERRED;
+	if (l->handles)
+		stress_handle_bury(l, h);
 }
 
 /* Release here, in a mode picked among those that do not hand off. */
-static void life_free_here(struct life *l, const struct stress_held *h)
+static void life_free_here(struct stress_life *l, const struct stress_held *h)
 {
 	struct stress_run *r = l->run;
 
@@ -242,7 +272,7 @@ static void life_free_here(struct life *l, const struct stress_held *h)
 #if STRESS_HAVE_CACHES
 /* lfp_free_bulk refused some of what we held: name them all, we cannot
  * tell which. */
-static void life_bulk_short(struct life *l, const struct stress_held *hs,
+static void life_bulk_short(struct stress_life *l, const struct stress_held *hs,
 			    uint32_t k, size_t done)
 {
 	char slots[STRESS_MSG / 2];
@@ -258,35 +288,44 @@ static void life_bulk_short(struct life *l, const struct stress_held *hs,
 }
 #endif
 
-static void life_free_bulk(struct life *l)
+/* Release up to 16 held objects with one call (those RCU readers may
+ * see, one by one after a grace period). */
+static void life_free_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
 	struct stress_held hs[STRESS_MAX_BULK];
 	void *objs[STRESS_MAX_BULK];
-	uint32_t k = 1 + life_below(l, l->n < STRESS_MAX_BULK ? l->n
+	uint32_t k = 1 + stress_below(l, l->n < STRESS_MAX_BULK ? l->n
 							     : STRESS_MAX_BULK);
+	uint32_t n = 0;
 	size_t done;
 
-	for (uint32_t i = 0; i < k; i++) {
-		hs[i] = life_take(l);
-		objs[i] = hs[i].obj;
-		if (!stress_unclaim(l->run, &hs[i], l->tid, "lfp_free_bulk"))
+	while (k--) {
+		hs[n] = life_take(l);
+		if (hs[n].rcu) {
+			life_free_one(l, &hs[n], STRESS_BULK);
+			continue;
+		}
+		objs[n] = hs[n].obj;
+		if (!stress_unclaim(l->run, &hs[n++], l->tid, "lfp_free_bulk"))
 			return;
 	}
-	done = lfp_free_bulk(l->run->pool, objs, k);
-	if (done != k)
-		life_bulk_short(l, hs, k, done);
+	done = lfp_free_bulk(l->run->pool, objs, n);
+	if (done != n)
+		return life_bulk_short(l, hs, n, done);
 	l->t.frees += done;
+	for (uint32_t i = 0; l->handles && i < n; i++)
+		stress_handle_bury(l, &hs[i]);
 #else
 	(void)l;
 #endif
 }
 
 /* Send h to another worker; false if its inbox is busy or full. */
-static bool life_send(struct life *l, const struct stress_held *h)
+static bool life_send(struct stress_life *l, const struct stress_held *h)
 {
 	struct stress_run *r = l->run;
-	unsigned to = life_below(l, r->o->threads - 1);
+	unsigned to = stress_below(l, r->o->threads - 1);
 	struct stress_inbox *in;
 	bool ok;
 
@@ -307,7 +346,7 @@ static bool life_send(struct life *l, const struct stress_held *h)
 	return ok;
 }
 
-static void life_release(struct life *l)
+static void life_release(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 	enum stress_mode m = life_pick(l, r->release_cum, r->release_total);
@@ -326,7 +365,7 @@ static void life_release(struct life *l)
 }
 
 /* Take over what other threads sent; keep what fits, release the rest. */
-static void life_receive(struct life *l)
+static void life_receive(struct stress_life *l)
 {
 	struct stress_inbox *in = &l->w->inbox;
 	struct stress_parcel got[32];
@@ -340,7 +379,9 @@ static void life_receive(struct life *l)
 	atomic_store_explicit(&in->seen, in->count, memory_order_relaxed);
 	pthread_mutex_unlock(&in->lock);
 	for (uint32_t i = 0; i < n; i++) {
-		if (!stress_take_over(l->run, &got[i], l->tid))
+		if (!stress_take_over(l->run, &got[i], l->tid) ||
+		    (l->handles &&
+		     !stress_handle_check(l, &got[i].h, "handoff")))
 			return;
 		l->t.checks++;
 		if (l->n < l->o->hold)
@@ -351,56 +392,84 @@ static void life_receive(struct life *l)
 }
 
 /* Relaxed: a hint; life_receive reads the count under the lock. */
-static bool life_has_mail(struct life *l)
+static bool life_has_mail(struct stress_life *l)
 {
 	return atomic_load_explicit(&l->w->inbox.seen, memory_order_relaxed);
 }
 
-static void life_bad(struct life *l)
+static void life_bad(struct stress_life *l)
 {
 	char local; /* its address is not in any pool */
-	bool inside = l->n && life_below(l, 2);
-	void *p = inside ? (char *)l->w->held[life_below(l, l->n)].obj + 8
+	bool inside = l->n && stress_below(l, 2);
+	void *p = inside ? (char *)l->w->held[stress_below(l, l->n)].obj + 8
 			 : (void *)&local;
 	int want = inside ? -EINVAL : -EFAULT, err;
-	const char *op = "lfp_free";
+	struct stress_held bad = { .obj = p };
+	enum life_call c = CALL_FREE;
 
 	l->t.by_mode[STRESS_BAD]++;
-	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && life_below(l, 2))
-		err = life_release_call(l, STRESS_EXPLICIT, p, &op);
-	else
-		err = lfp_free(l->run->pool, p);
+	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && stress_below(l, 2))
+		c = CALL_CACHE_FREE;
+	err = life_call(l, c, &bad);
 	if (err != want)
 		stress_violation(l->run, "thread %u released the %s pointer %p "
 				 "with %s: expected %d, got %d", l->tid,
-				 inside ? "misaligned" : "foreign", p, op,
-				 want, err);
+				 inside ? "misaligned" : "foreign", p,
+				 life_call_name[c], want, err);
 	else
 		l->t.refused++;
 }
 
-static void life_step(struct life *l)
+/*
+ * The operations that neither allocate nor release an object of ours:
+ * bad releases, handle probes and RCU read sections, each taking its
+ * share of 64. False if it is not their turn.
+ */
+static bool life_aside(struct stress_life *l)
+{
+	unsigned x;
+
+	if (!l->bad && !l->probe && !l->read)
+		return false;
+	x = stress_below(l, 64);
+	if (x < l->bad)
+		life_bad(l);
+	else if ((x -= l->bad) < l->probe)
+		stress_handle_probe(l);
+	else if (x - l->probe < l->read)
+		stress_rcu_read(l);
+	else
+		return false;
+	return true;
+}
+
+/* Allocate or release one object, whichever heads for the target. */
+static void life_churn(struct stress_life *l)
+{
+	if (l->n < l->o->hold && (l->n < l->target || !l->n))
+		life_alloc(l);
+	else
+		life_release(l);
+}
+
+static void life_step(struct stress_life *l)
 {
 	uint32_t hold = l->o->hold;
 
 	if (l->handoff && !(l->ops & 7) && life_has_mail(l))
 		life_receive(l);
-	if (l->bad && life_below(l, 64) < l->bad)
-		life_bad(l);
-	else if (l->n < hold && (l->n < l->target || !l->n))
-		life_alloc(l);
-	else
-		life_release(l);
+	if (!life_aside(l))
+		life_churn(l);
 	if (!--l->retarget) {
-		l->target = life_below(l, hold + 1);
-		l->retarget = 1 + life_below(l, 2 * hold);
+		l->target = stress_below(l, hold + 1);
+		l->retarget = 1 + stress_below(l, 2 * hold);
 	}
 	l->ops++;
 	l->left--;
 	life_publish(l);
 }
 
-static bool life_go(const struct life *l)
+static bool life_go(const struct stress_life *l)
 {
 	/* Relaxed: the flag only says when to stop; nothing rides on it. */
 	if (atomic_load_explicit(&l->run->stop, memory_order_relaxed))
@@ -409,7 +478,7 @@ static bool life_go(const struct life *l)
 }
 
 /* Release every held object here. */
-static void life_drop_all(struct life *l)
+static void life_drop_all(struct stress_life *l)
 {
 	while (l->n && atomic_load_explicit(&l->run->stop,
 					    memory_order_relaxed) != STRESS_ABORT) {
@@ -431,7 +500,7 @@ static void life_nap(void)
  * The last life of a worker: release everything, say that we will send
  * nothing more, and keep emptying the inbox until nobody will.
  */
-static void life_finish(struct life *l)
+static void life_finish(struct stress_life *l)
 {
 	struct stress_run *r = l->run;
 
@@ -468,9 +537,9 @@ static void life_finish(struct life *l)
  * caches; leave the implicit one to its destructor and the explicit one to
  * the successor or lfp_cache_destroy.
  */
-static void life_retire(struct life *l)
+static void life_retire(struct stress_life *l)
 {
-	bool give = l->handoff && life_below(l, 2);
+	bool give = l->handoff && stress_below(l, 2);
 
 	l->t.by_mode[STRESS_EXIT]++;
 	while (l->n) {
@@ -484,7 +553,7 @@ static void life_retire(struct life *l)
 		life_drop_all(l);
 	}
 #if STRESS_HAVE_CACHES
-	if (l->cache && life_below(l, 2)) {
+	if (l->cache && stress_below(l, 2)) {
 		l->w->bequest = l->cache;
 	} else {
 		lfp_cache_destroy(l->cache);
@@ -493,7 +562,14 @@ static void life_retire(struct life *l)
 #endif
 }
 
-static void life_begin(struct life *l, struct stress_worker *w)
+/* Operations in 64 that handle probes or read sections take: 4 per unit
+ * of weight, a quarter at most, so that objects still come and go. */
+static unsigned life_share(const struct stress_opts *o, enum stress_mode m)
+{
+	return o->weight[m] > 4 ? 16 : 4 * o->weight[m];
+}
+
+static void life_begin(struct stress_life *l, struct stress_worker *w)
 {
 	const struct stress_opts *o = w->run->o;
 
@@ -509,43 +585,39 @@ static void life_begin(struct life *l, struct stress_worker *w)
 	l->rng = life_mix(o->seed ^ life_mix(w->index ^
 					     life_mix(w->tally.lives))) | 1;
 	l->left = stress_mode_enabled(o, STRESS_EXIT)
-			  ? 1 + life_below(l, 2 * o->life)
+			  ? 1 + stress_below(l, 2 * o->life)
 			  : UINT64_MAX;
-	l->target = life_below(l, o->hold + 1);
-	l->retarget = 1 + life_below(l, 2 * o->hold);
+	l->target = stress_below(l, o->hold + 1);
+	l->retarget = 1 + stress_below(l, 2 * o->hold);
 	l->bad = o->weight[STRESS_BAD] > 64 ? 64 : o->weight[STRESS_BAD];
+	l->probe = life_share(o, STRESS_HANDLE);
+	l->read = life_share(o, STRESS_DEFERRED);
 	l->handoff = w->run->release_cum[STRESS_HANDOFF] !=
 		     w->run->release_cum[STRESS_BULK];
+	l->handles = stress_mode_enabled(o, STRESS_HANDLE) ||
+		     stress_mode_enabled(o, STRESS_DEFERRED);
+	l->rcu = stress_mode_enabled(o, STRESS_DEFERRED);
 	l->t.lives = 1;
 	stress_hooks_bind(&l->t);
+	stress_rcu_begin(l);
 }
 
-static void life_end(struct life *l, uint64_t ops0)
+static void life_end(struct stress_life *l, uint64_t ops0)
 {
 	struct stress_tally *t = &l->w->tally;
 
 	l->t.ops = l->ops - ops0;
 	l->t.checks += l->t.frees; /* every release verified the pattern */
-	t->ops += l->t.ops;
-	t->allocs += l->t.allocs;
-	t->frees += l->t.frees;
-	t->exhausted += l->t.exhausted;
-	t->checks += l->t.checks;
-	t->handoffs += l->t.handoffs;
-	t->refused += l->t.refused;
-	t->lives += l->t.lives;
-	t->hook_allocs += l->t.hook_allocs;
-	t->hook_frees += l->t.hook_frees;
+	stress_tally_add(t, &l->t);
 	stress_hooks_bind(NULL);
-	for (int m = 0; m < STRESS_NMODES; m++)
-		t->by_mode[m] += l->t.by_mode[m];
+	stress_rcu_end(l);
 	life_publish(l);
 }
 
 static void *life_main(void *arg);
 
 /* Start our successor in this seat; false if it could not start. */
-static bool life_succeed(struct life *l)
+static bool life_succeed(struct stress_life *l)
 {
 	struct stress_worker *w = l->w;
 	pthread_t next;
@@ -568,7 +640,7 @@ static bool life_succeed(struct life *l)
 static void *life_main(void *arg)
 {
 	struct stress_worker *w = arg;
-	struct life l;
+	struct stress_life l;
 	uint64_t ops0;
 	int stop;
 
