@@ -212,9 +212,11 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  * Returns 0, or, leaving every count but rejected_frees unchanged:
  *   -EINVAL   pool or obj is NULL, or obj points inside the pool but not to
  *             the start of an object;
- *   -EFAULT   obj is not inside this pool's memory;
+ *   -EFAULT   obj is not inside this pool's memory (all of it, as laid
+ *             out for max_capacity slots);
  *   -EALREADY obj is already free (a double release) or was never
- *             allocated.
+ *             allocated (this includes slots a growable pool has not
+ *             grown into yet, which lfp_owns does not count as its own).
  * A double release that races with another release of the same object is
  * caught only with LFP_F_STRICT or LFP_F_NO_CACHE (then exactly one of the
  * two succeeds); without, both may appear to succeed.
@@ -456,7 +458,8 @@ LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
  * was:
  *   -EINVAL   pool is NULL, or h has a generation no live object has
  *             (the null handle, any even generation);
- *   -EFAULT   h's index is not a slot of this pool (>= capacity);
+ *   -EFAULT   h's index is not a slot of this pool (>= max_capacity;
+ *             slots not grown into yet give -ESTALE, never allocated);
  *   -ESTALE   h's object was already released (the slot may be free or
  *             hold a new object), or the slot was never handed out.
  * Two threads releasing by the same handle at once: exactly one succeeds
