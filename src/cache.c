@@ -420,6 +420,7 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 	struct lfp_cache *c, *next;
 	uint32_t s;
 
+	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = next) {
 		next = c->reg_next;
@@ -471,6 +472,7 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 	uint32_t i, n;
 	int r;
 
+	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
 		n = atomic_load_explicit(&c->count, memory_order_relaxed);
