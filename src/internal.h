@@ -17,6 +17,28 @@
 
 #define LFPI_CACHELINE 64
 
+/*
+ * ThreadSanitizer cannot see inside Debian's uninstrumented liburcu: the
+ * code that relies on its ordering states the edges with these (a no-op
+ * in other builds). Shared by the library, its tests and the harness.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define LFPI_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LFPI_TSAN 1
+#endif
+#endif
+#ifdef LFPI_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define lfpi_tsan_acquire(addr) __tsan_acquire(addr)
+#define lfpi_tsan_release(addr) __tsan_release(addr)
+#else
+#define lfpi_tsan_acquire(addr) ((void)(addr))
+#define lfpi_tsan_release(addr) ((void)(addr))
+#endif
+
 /* The "no slot" index: ends chains and marks an empty stack. */
 #define LFPI_NIL UINT32_C(0xffffffff)
 

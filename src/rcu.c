@@ -16,22 +16,6 @@
 
 #include "internal.h"
 
-/* ThreadSanitizer cannot see inside Debian's uninstrumented liburcu. */
-#if defined(__SANITIZE_THREAD__)
-#define RCU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RCU_TSAN 1
-#endif
-#endif
-#ifdef RCU_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#else
-#define __tsan_acquire(addr) ((void)(addr))
-#define __tsan_release(addr) ((void)(addr))
-#endif
-
 struct lfpi_rcu_slot {
 	struct rcu_head head;
 	struct lfp_pool *pool;
@@ -79,7 +63,7 @@ static void rcu_reclaim(struct rcu_head *head)
 	/* The edge from lfp_free_deferred runs through liburcu's queues,
 	 * which TSan does not see; this is its other end, before we read
 	 * anything the releasing thread wrote. */
-	__tsan_acquire(s);
+	lfpi_tsan_acquire(s);
 	pool = s->pool;
 	idx = (uint32_t)(s - atomic_load_explicit(&pool->rcu,
 						  memory_order_relaxed));
@@ -89,7 +73,7 @@ static void rcu_reclaim(struct rcu_head *head)
 	 * of the object ordered before the reuse, under TSan, calls
 	 * __tsan_release(obj) before unlocking; this is the other end.
 	 */
-	__tsan_acquire(lfpi_obj(pool, idx));
+	lfpi_tsan_acquire(lfpi_obj(pool, idx));
 	/* No reader can hold the object any more: now it may be poisoned. */
 	if (pool->debug)
 		lfpi_debug_free(pool, idx);
@@ -98,7 +82,7 @@ static void rcu_reclaim(struct rcu_head *head)
 				  memory_order_relaxed);
 	/* rcu_barrier returns after this callback: pairs with the
 	 * __tsan_acquire in lfp_barrier and lfpi_rcu_destroy. */
-	__tsan_release(&pool->rcu);
+	lfpi_tsan_release(&pool->rcu);
 }
 
 int lfp_free_deferred(struct lfp_pool *pool, void *obj)
@@ -131,7 +115,7 @@ int lfp_free_deferred(struct lfp_pool *pool, void *obj)
 	 * to t[idx] happen before the callback (a grace period is a full
 	 * barrier in between). Pairs with __tsan_acquire in rcu_reclaim.
 	 */
-	__tsan_release(&t[idx]);
+	lfpi_tsan_release(&t[idx]);
 	urcu_memb_call_rcu(&t[idx].head, rcu_reclaim);
 	return 0;
 }
@@ -140,7 +124,7 @@ void lfp_barrier(struct lfp_pool *pool)
 {
 	if (pool && atomic_load_explicit(&pool->rcu, memory_order_relaxed)) {
 		urcu_memb_barrier();
-		__tsan_acquire(&pool->rcu);
+		lfpi_tsan_acquire(&pool->rcu);
 	}
 }
 
@@ -152,6 +136,6 @@ void lfpi_rcu_destroy(struct lfp_pool *pool)
 	if (!t)
 		return;
 	urcu_memb_barrier(); /* no callback may run on a freed pool */
-	__tsan_acquire(&pool->rcu);
+	lfpi_tsan_acquire(&pool->rcu);
 	munmap(t, pool->rcu_size);
 }

@@ -24,21 +24,8 @@
 #include <stddef.h>
 #include <urcu/urcu-memb.h>
 
+#include "internal.h"
 #include "stress.h"
-
-/* ThreadSanitizer cannot see liburcu's grace periods (src/rcu.c). */
-#if defined(__SANITIZE_THREAD__)
-#define RCU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RCU_TSAN 1
-#endif
-#endif
-#ifdef RCU_TSAN
-void __tsan_release(void *addr);
-#else
-#define __tsan_release(addr) ((void)(addr))
-#endif
 
 #define RCU_LOOKS 8 /* reads of the identity per section */
 
@@ -165,7 +152,7 @@ void stress_rcu_read(struct stress_life *l)
 		rcu_check(l, h, obj);
 		/* Our reads before the slot's reuse, for TSan: pairs with
 		 * __tsan_acquire(obj) in the pool's reclaim callback. */
-		__tsan_release(obj);
+		lfpi_tsan_release(obj);
 	}
 	urcu_memb_read_unlock();
 }

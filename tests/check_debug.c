@@ -19,20 +19,8 @@
 #ifdef TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
-#ifdef TEST_TSAN
 /* TSan cannot see liburcu's grace periods: tell it, as rcu.c documents. */
-void __tsan_release(void *addr);
-#define reader_done(obj) __tsan_release(obj)
-#else
-#define reader_done(obj) ((void)(obj))
-#endif
+#define reader_done(obj) lfpi_tsan_release(obj)
 
 /* Is the object at p, freed, as the pool left it? Under ASan it must be
  * poisoned (reading it would be a report); otherwise filled. */
