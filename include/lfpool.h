@@ -336,8 +336,8 @@ LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
 
 /*
  * Give back to the operating system the memory of every page whose slots
- * are all free on the shared list or were never used (madvise
- * MADV_DONTNEED); slots in thread caches count as in use. Indices and
+ * are all free on the shared list (madvise MADV_DONTNEED); slots in thread
+ * caches count as in use, and pages never used hold nothing to give back. Indices and
  * handles stay valid; a trimmed slot reads as zeroes when next allocated.
  * Only memory the pool mapped itself is trimmed, never caller memory.
  * While it runs the shared list is taken aside: an allocation that finds

@@ -146,14 +146,15 @@ static bool grow_bit(const uint64_t *bits, uint32_t i)
 }
 
 /*
- * Give back the whole pages inside each run of idle slots (marked in bits,
- * or never handed out). Pages past the bump index were never touched and
- * need nothing. Returns the bytes given back.
+ * Give back the whole pages inside each run of idle slots marked in bits.
+ * Nothing at or past the bump index is given back: those pages were never
+ * touched, and another thread may be taking a fresh slot there and
+ * writing it right now (on the page that holds the boundary, too).
+ * Returns the bytes given back.
  */
 static size_t grow_madvise_idle(struct lfp_pool *pool, const uint64_t *bits,
-				uint32_t bump, uint32_t limit)
+				uint32_t bump)
 {
-	uintptr_t touched = grow_page_up((uintptr_t)lfpi_obj(pool, bump));
 	uintptr_t page_mask = ~(uintptr_t)(lfpi_page_size() - 1);
 	uintptr_t from, to;
 	size_t bytes = 0;
@@ -164,10 +165,10 @@ static size_t grow_madvise_idle(struct lfp_pool *pool, const uint64_t *bits,
 			a++;
 		if (a >= bump)
 			break;
-		for (b = a; b < limit && (b >= bump || grow_bit(bits, b)); b++)
+		for (b = a; b < bump && grow_bit(bits, b); b++)
 			;
 		from = grow_page_up((uintptr_t)lfpi_obj(pool, a));
-		to = b >= bump ? touched : (uintptr_t)lfpi_obj(pool, b) & page_mask;
+		to = (uintptr_t)lfpi_obj(pool, b) & page_mask;
 		if (to > from && madvise((void *)from, to - from, MADV_DONTNEED) == 0)
 			bytes += to - from;
 	}
@@ -217,7 +218,7 @@ size_t lfp_trim(struct lfp_pool *pool)
 		chains = lfpi_stack_pop_all(&pool->free);
 		grow_mark_chains(pool, chains, bits);
 		bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
-		bytes = grow_madvise_idle(pool, bits, bump, limit);
+		bytes = grow_madvise_idle(pool, bits, bump);
 		if (bytes) /* Relaxed: read by the debug fill check, which
 			    * runs after the slot came back through the stack. */
 			atomic_store_explicit(&pool->trimmed, 1,

@@ -2,6 +2,7 @@
  * memory while growing. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -300,6 +301,52 @@ START_TEST(trim_returns_memory)
 }
 END_TEST
 
+/*
+ * Trim runs while another thread takes fresh slots (past the bump index)
+ * and writes them: those writes must survive. Objects of 1000 bytes put
+ * the bump boundary in the middle of a page, next to free slots.
+ */
+static struct lfp_pool *tpool;
+static _Atomic int trim_stop;
+
+static void *fresh_writer(void *arg)
+{
+	long lost = 0;
+
+	(void)arg;
+	while (!atomic_load(&trim_stop)) {
+		unsigned char *p = lfp_alloc(tpool);
+		if (!p)
+			break;
+		memset(p, 0xab, 1000);
+		sched_yield(); /* let a trim run between write and check */
+		for (int i = 0; i < 1000; i++)
+			lost += p[i] != 0xab;
+		/* Free every other one, so trims find free slots below. */
+		if ((uintptr_t)p / 1000 % 2)
+			lfp_free(tpool, p);
+	}
+	return (void *)lost;
+}
+
+START_TEST(trim_spares_fresh_slots)
+{
+	pthread_t th;
+	void *lost;
+
+	tpool = test_pool_flags(1000, 1 << 16, LFP_F_NO_CACHE);
+	atomic_store(&trim_stop, 0);
+	pthread_create(&th, NULL, fresh_writer, NULL);
+	for (int i = 0; i < 3000; i++)
+		lfp_trim(tpool);
+	atomic_store(&trim_stop, 1);
+	pthread_join(th, &lost);
+	ck_assert_msg(lost == NULL, "%ld bytes of live objects were zeroed",
+		      (long)lost);
+	lfp_destroy(tpool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("grow");
@@ -315,6 +362,7 @@ int main(void)
 	tcase_add_loop_test(tc, reclaim_policy, 0, TEST_NMODES);
 	tcase_add_test(tc, abort_policy);
 	tcase_add_test(tc, trim_returns_memory);
+	tcase_add_test(tc, trim_spares_fresh_slots);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
