@@ -139,6 +139,33 @@ static uint32_t cache_refill(struct lfp_cache *c)
 	return n;
 }
 
+/*
+ * Take the thief's side of the handshake on c: set LFPI_CTL_STEAL if no
+ * other thief holds it. A pending flush request does not keep us off: its
+ * owner may have gone idle right after a thief asked, and would then hold
+ * its slots for good, since only its next call answers the request.
+ */
+static bool cache_claim_steal(struct lfp_cache *c)
+{
+	uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_relaxed);
+
+	do {
+#ifdef LFPI_FAULT_IDLE_FLUSH
+		/* Test-only fault: skip caches with a request pending, which
+		 * strands the slots of an owner gone idle. */
+		if (ctl)
+			return false;
+#endif
+		if (ctl & LFPI_CTL_STEAL)
+			return false;
+		/* seq_cst: our write in the handshake, ordered before the
+		 * read of active in lfpi_cache_steal (see lfpi_cache_enter). */
+	} while (!atomic_compare_exchange_weak_explicit(
+		&c->ctl, &ctl, ctl | LFPI_CTL_STEAL, memory_order_seq_cst,
+		memory_order_relaxed));
+	return true;
+}
+
 static bool cache_fence_all(void)
 {
 #if defined(__linux__) && defined(__NR_membarrier)
@@ -165,7 +192,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
 	struct lfp_cache *victim[CACHE_STEAL_MAX], *c;
-	uint32_t nv = 0, got = 0, zero, i;
+	uint32_t nv = 0, got = 0, i;
 	bool fenced;
 
 	/* Acquire: pairs with the release CAS that published each cache. */
@@ -174,12 +201,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 		if (c == self ||
 		    !atomic_load_explicit(&c->count, memory_order_relaxed))
 			continue;
-		zero = 0;
-		/* seq_cst: our write in the handshake, ordered before the
-		 * read of active below (see lfpi_cache_enter). */
-		if (atomic_compare_exchange_strong_explicit(
-			    &c->ctl, &zero, LFPI_CTL_STEAL, memory_order_seq_cst,
-			    memory_order_relaxed))
+		if (cache_claim_steal(c))
 			victim[nv++] = c;
 	}
 	fenced = nv && (!lfpi_cache_membarrier || cache_fence_all());
@@ -192,14 +214,20 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 		    !atomic_load_explicit(&c->active, memory_order_seq_cst)) {
 			got += cache_empty(c, retries);
 			++*emptied;
-		} else {
-			/* Relaxed: the owner acts on it at its next entry;
-			 * the release below publishes it. */
-			atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH,
-						 memory_order_relaxed);
+			/* Emptied: a flush request is answered. Release: pairs
+			 * with the acquire load of ctl in lfpi_cache_enter, so
+			 * the owner sees the count we left. */
+			atomic_fetch_and_explicit(
+				&c->ctl, ~(LFPI_CTL_STEAL | LFPI_CTL_FLUSH),
+				memory_order_release);
+			continue;
 		}
-		/* Release: pairs with the acquire load of ctl in
-		 * lfpi_cache_enter, so the owner sees the count we left. */
+		/* Relaxed: the owner acts on it at its next entry; the
+		 * release below publishes it. */
+		atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH,
+					 memory_order_relaxed);
+		/* Release: as above; we moved nothing, but a later thief
+		 * that claims the cache must see what we saw. */
 		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
 					  memory_order_release);
 	}
@@ -213,8 +241,13 @@ static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 {
 	if (cache_empty(c, retries))
 		lfpi_cache_count(&c->ctr.flushes, 1);
-	/* Relaxed: no thief holds STEAL while FLUSH is set (a thief only
-	 * claims a cache whose ctl is 0), so nothing else is published. */
+	/*
+	 * Relaxed: it publishes nothing. A thief may claim the cache between
+	 * our entry and this store; it then sees us active (the handshake),
+	 * keeps off the slots and sets FLUSH again: a stale request that
+	 * costs one extra flush, and that never hides the slots, since
+	 * thieves claim caches with FLUSH set too.
+	 */
 	atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_FLUSH, memory_order_relaxed);
 }
 
@@ -241,8 +274,10 @@ static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
 void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
-	uint32_t retries = 0, emptied = 0, attempt = 0, idx;
+	uint32_t retries = 0, emptied = 0, idx;
+	struct lfpi_want want;
 
+	lfpi_want_init(pool, &want);
 	for (;;) {
 		idx = cache_pop_slow(c, ctl, &retries);
 		lfpi_cache_leave(c);
@@ -252,7 +287,7 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		    lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
 		/* Policy hooks run here, outside the cache's operation. */
-		if (idx != LFPI_NIL || !lfpi_exhausted(pool, &attempt))
+		if (idx != LFPI_NIL || !lfpi_exhausted(pool, &want))
 			break;
 		ctl = lfpi_cache_enter(c);
 	}
