@@ -1,6 +1,6 @@
 /*
  * What a pool does when it runs out: grow, ask the user to reclaim, or
- * abort; and growth, preallocation and trimming.
+ * abort; and growth and preallocation (lfp_trim is in trim.c).
  *
  * A growable pool is laid out at creation for max_capacity slots: the
  * metadata exists for all of them and the object region is reserved but
@@ -13,7 +13,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -86,26 +85,48 @@ static void grow_abort(struct lfp_pool *pool)
 	abort();
 }
 
-bool lfpi_exhausted(struct lfp_pool *pool, uint32_t *attempt)
+/*
+ * Did a trim overlap the allocation's pops? lfp_trim makes trim_seq odd
+ * before it takes the list (its pop_all is a release), so a pop that saw
+ * the list emptied by the trim synchronises with it and our load below
+ * sees an odd or a later value: either way not the one the allocation
+ * started with. Then wait for the trim to end and look again.
+ */
+static bool grow_trim_overlapped(struct lfp_pool *pool, struct lfpi_want *w)
+{
+	/* Acquire: pairs with the release store that ends lfp_trim, after
+	 * which its slots are back on the free list. */
+	uint32_t seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
+
+#ifdef LFPI_FAULT_TRIM_RACE
+	/* Test-only fault: look only at whether a trim runs right now, which
+	 * misses one that ended between our last pop and this load. */
+	w->trim_seq = seq & ~1u;
+#endif
+	if (seq == w->trim_seq && !(seq & 1))
+		return false;
+	while (seq & 1) {
+		sched_yield();
+		seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
+	}
+	w->trim_seq = seq;
+	return true;
+}
+
+bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 {
 	uint32_t limit;
 
-	/* Acquire: pairs with the release store that ends lfp_trim, after
-	 * which its slots are back on the free list. */
-	if (atomic_load_explicit(&pool->trimming, memory_order_acquire)) {
-		while (atomic_load_explicit(&pool->trimming,
-					    memory_order_acquire))
-			sched_yield();
+	if (grow_trim_overlapped(pool, w))
 		return true;
-	}
 	switch (pool->exhaust) {
 	case LFP_EXHAUST_GROW:
 		limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 		return grow_step(pool, limit) == 0;
 	case LFP_EXHAUST_RECLAIM:
-		if (*attempt >= pool->reclaim_tries)
+		if (w->attempt >= pool->reclaim_tries)
 			return false;
-		++*attempt;
+		w->attempt++;
 		atomic_fetch_add_explicit(&lfpi_my_shard(pool)->reclaims, 1,
 					  memory_order_relaxed);
 		return pool->reclaim(pool, pool->hook_arg) == 0;
@@ -138,99 +159,4 @@ int lfp_reserve(struct lfp_pool *pool, uint32_t n)
 	(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 #endif
 	return 0;
-}
-
-static bool grow_bit(const uint64_t *bits, uint32_t i)
-{
-	return bits[i / 64] >> (i % 64) & 1;
-}
-
-/*
- * Give back the whole pages inside each run of idle slots marked in bits.
- * Nothing at or past the bump index is given back: those pages were never
- * touched, and another thread may be taking a fresh slot there and
- * writing it right now (on the page that holds the boundary, too).
- * Returns the bytes given back.
- */
-static size_t grow_madvise_idle(struct lfp_pool *pool, const uint64_t *bits,
-				uint32_t bump)
-{
-	uintptr_t page_mask = ~(uintptr_t)(lfpi_page_size() - 1);
-	uintptr_t from, to;
-	size_t bytes = 0;
-	uint32_t a, b;
-
-	for (a = 0;; a = b + 1) {
-		while (a < bump && !grow_bit(bits, a))
-			a++;
-		if (a >= bump)
-			break;
-		for (b = a; b < bump && grow_bit(bits, b); b++)
-			;
-		from = grow_page_up((uintptr_t)lfpi_obj(pool, a));
-		to = (uintptr_t)lfpi_obj(pool, b) & page_mask;
-		if (to > from && madvise((void *)from, to - from, MADV_DONTNEED) == 0)
-			bytes += to - from;
-	}
-	return bytes;
-}
-
-/* Mark every slot of the chains starting at `chain` (linked by
- * batch_next) in bits. */
-static void grow_mark_chains(struct lfp_pool *pool, uint32_t chain,
-			     uint64_t *bits)
-{
-	for (; chain != LFPI_NIL;
-	     chain = atomic_load_explicit(&pool->slots[chain].batch_next,
-					  memory_order_relaxed))
-		for (uint32_t i = chain; i != LFPI_NIL;
-		     i = atomic_load_explicit(&pool->slots[i].next,
-					      memory_order_relaxed))
-			bits[i / 64] |= UINT64_C(1) << (i % 64);
-}
-
-static void grow_push_chains(struct lfp_pool *pool, uint32_t chain)
-{
-	uint32_t below;
-
-	for (; chain != LFPI_NIL; chain = below) {
-		below = atomic_load_explicit(&pool->slots[chain].batch_next,
-					     memory_order_relaxed);
-		lfpi_stack_push(&pool->free, pool->slots, chain,
-				pool->slots[chain].tail);
-	}
-}
-
-size_t lfp_trim(struct lfp_pool *pool)
-{
-	uint32_t limit, bump, chains;
-	size_t bytes = 0;
-	uint64_t *bits;
-
-	if (!pool || !pool->map)
-		return 0;
-	pthread_mutex_lock(&pool->grow_lock);
-	limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-	bits = calloc(limit / 64 + 1, sizeof(*bits));
-	if (bits) {
-		/* Relaxed: published by the release in lfpi_stack_pop_all. */
-		atomic_store_explicit(&pool->trimming, 1, memory_order_relaxed);
-		chains = lfpi_stack_pop_all(&pool->free);
-		grow_mark_chains(pool, chains, bits);
-		bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
-		bytes = grow_madvise_idle(pool, bits, bump);
-		if (bytes) /* Relaxed: read by the debug fill check, which
-			    * runs after the slot came back through the stack. */
-			atomic_store_explicit(&pool->trimmed, 1,
-					      memory_order_relaxed);
-		grow_push_chains(pool, chains);
-		/* Release: pairs with the acquire in lfpi_exhausted; the
-		 * chains are back before a waiting allocation retries. */
-		atomic_store_explicit(&pool->trimming, 0, memory_order_release);
-		free(bits);
-	}
-	pthread_mutex_unlock(&pool->grow_lock);
-	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->trimmed_bytes, bytes,
-				  memory_order_relaxed);
-	return bytes;
 }

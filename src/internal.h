@@ -168,10 +168,14 @@ struct lfp_pool {
 	 * max_capacity). Metadata exists for all of them.
 	 */
 	_Atomic uint32_t limit;
-	/* Set while lfp_trim has the free list aside (grow.c). */
-	_Atomic uint32_t trimming;
+	/* Odd while lfp_trim has the free list aside; it changes on every
+	 * trim that took slots aside (grow.c). */
+	_Atomic uint32_t trim_seq;
 	/* Set once lfp_trim gave pages back: their slots read as zeroes. */
 	_Atomic uint32_t trimmed;
+	/* Pools with a ctor: a bit per slot whose memory lfp_trim gave
+	 * back, so that its next handout constructs it again (trim.c). */
+	_Atomic(_Atomic uint64_t *) ctor_due;
 
 	/* Rare paths: growth, trim, the deferred-release table. */
 	pthread_mutex_t grow_lock;
@@ -275,6 +279,8 @@ uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,
 /* Take every chain at once: returns the top chain's first slot (chains
  * linked by batch_next, as on the stack) or LFPI_NIL. */
 uint32_t lfpi_stack_pop_all(struct lfpi_stack *s);
+/* Whether the stack looked empty a moment ago. */
+bool lfpi_stack_is_empty(struct lfpi_stack *s);
 /*
  * Call fn on every slot on the stack, top chain first, until fn returns
  * non-zero (which is returned). Only while no thread changes the stack;
@@ -394,8 +400,20 @@ static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 	return gen;
 }
 
-/* Hand slot idx, just taken, to the caller: make it live, let the debug
- * tools see it, run on_alloc. */
+/* trim.c: giving idle memory back. */
+
+/* Whether slot idx, being handed out, lost its constructed state to a
+ * trim (and so needs ctor again); clears the mark. */
+bool lfpi_trim_reborn(struct lfp_pool *pool, uint32_t idx);
+/* At lfp_destroy: unmap what trims mapped. */
+void lfpi_trim_destroy(struct lfp_pool *pool);
+
+/*
+ * Hand slot idx, just taken, to the caller: make it live, let the debug
+ * tools see it, construct it if it was never used (or trimmed since), run
+ * on_alloc. Always called after the caller left its cache's operation, so
+ * the hooks may call back into the pool, through the same cache too.
+ */
 static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
 {
 	void *obj = lfpi_obj(pool, idx);
@@ -403,6 +421,10 @@ static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
 
 	if (LFPI_UNLIKELY(pool->debug))
 		lfpi_debug_alloc(pool, idx, gen == 0);
+	/* The mark is cleared whenever ctor runs, so it runs once. */
+	if (LFPI_UNLIKELY(pool->ctor) &&
+	    (lfpi_trim_reborn(pool, idx) || gen == 0))
+		pool->ctor(obj, pool->hook_arg);
 	if (LFPI_UNLIKELY(pool->on_alloc))
 		pool->on_alloc(obj, pool->hook_arg);
 	return obj;
@@ -594,11 +616,33 @@ static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 /* grow.c: exhaustion policies, growth, reserve, trim. */
 
 /*
- * An allocation found the pool exhausted (after stealing). Apply the
- * pool's policy: returns true if the allocation should try again.
- * *attempt counts reclaim calls for this allocation.
+ * What an allocation that may find the pool exhausted must remember from
+ * before its first look at the free list: the trim sequence it saw, and
+ * how many times it called reclaim.
  */
-bool lfpi_exhausted(struct lfp_pool *pool, uint32_t *attempt);
+struct lfpi_want {
+	uint32_t trim_seq;
+	uint32_t attempt;
+};
+
+/*
+ * Start an allocation's slow path, before its first pop. Acquire: pairs
+ * with the release store that ends lfp_trim, so a trim that ended before
+ * is seen whole (its slots are back on the list).
+ */
+static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
+{
+	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
+	w->attempt = 0;
+}
+
+/*
+ * An allocation found the pool exhausted (after stealing). If a trim had
+ * the free list aside at any time since lfpi_want_init, wait for it to
+ * end and try again; otherwise apply the pool's policy. Returns true if
+ * the allocation should try again.
+ */
+bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
 
 /* rcu.c: deferred release. */
 

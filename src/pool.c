@@ -58,8 +58,9 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	lfpi_stack_init(&pool->free);
 	atomic_init(&pool->bump, 0);
 	atomic_init(&pool->limit, l->initial);
-	atomic_init(&pool->trimming, 0);
+	atomic_init(&pool->trim_seq, 0);
 	atomic_init(&pool->trimmed, 0);
+	atomic_init(&pool->ctor_due, NULL);
 	atomic_init(&pool->rcu, NULL);
 	atomic_init(&pool->caches, NULL);
 	for (unsigned i = 0; i < LFPI_SHARDS; i++)
@@ -72,8 +73,8 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 
 static void pool_set_quirks(struct lfp_pool *pool)
 {
-	pool->quirks = pool->debug || pool->on_alloc || pool->on_free ||
-		       (pool->flags & LFP_F_STRICT);
+	pool->quirks = pool->debug || pool->ctor || pool->on_alloc ||
+		       pool->on_free || (pool->flags & LFP_F_STRICT);
 }
 
 LFPI_NOINLINE void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx)
@@ -119,12 +120,13 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		if (!base)
 			return -ENOMEM;
 	}
+	/* pool_init clears the header, so the mutex is made after it. */
+	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	if ((err = pthread_mutex_init(&((struct lfp_pool *)base)->grow_lock,
 				      NULL))) {
 		lfpi_unmap(map, map_size);
 		return -err;
 	}
-	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	((struct lfp_pool *)base)->map = map;
 	((struct lfp_pool *)base)->map_size = map_size;
 	lfpi_debug_init((struct lfp_pool *)base);
@@ -140,6 +142,7 @@ void lfp_destroy(struct lfp_pool *pool)
 	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
 	lfpi_debug_destroy(pool);
+	lfpi_trim_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
 	lfpi_unmap(pool->map, pool->map_size);
 }
@@ -164,9 +167,6 @@ uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
 		&pool->bump, &b, b + take, memory_order_relaxed,
 		memory_order_relaxed));
 	*first = b;
-	if (pool->ctor) /* once per slot ever, outside the loop above */
-		for (uint32_t i = 0; i < take; i++)
-			pool->ctor(lfpi_obj(pool, b + i), pool->hook_arg);
 	return take;
 }
 
@@ -207,13 +207,16 @@ static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
 {
-	uint32_t idx = LFPI_NIL, emptied = 0, attempt = 0;
+	uint32_t idx, emptied = 0;
+	struct lfpi_want want;
 
+	lfpi_want_init(pool, &want);
 	do {
-		if (lfpi_cache_steal(pool, NULL, &emptied, retries))
+		idx = lfpi_pool_take(pool, retries);
+		if (idx == LFPI_NIL &&
+		    lfpi_cache_steal(pool, NULL, &emptied, retries))
 			idx = lfpi_pool_take(pool, retries);
-	} while (idx == LFPI_NIL && lfpi_exhausted(pool, &attempt) &&
-		 (idx = lfpi_pool_take(pool, retries)) == LFPI_NIL);
+	} while (idx == LFPI_NIL && lfpi_exhausted(pool, &want));
 	if (emptied)
 		pool_count(&c->steals, emptied);
 	return idx;

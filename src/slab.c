@@ -57,7 +57,8 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	if ((cfg->flags & ~LFPI_KNOWN_FLAGS) ||
 	    (cfg->max_capacity && cfg->max_capacity < cfg->capacity) ||
 	    cfg->exhaust > LFP_EXHAUST_ABORT ||
-	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim))
+	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim) ||
+	    (cfg->exhaust == LFP_EXHAUST_GROW && !cfg->max_capacity))
 		return -EINVAL;
 	l.initial = cfg->capacity;
 	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
@@ -78,7 +79,8 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	if (l.batch > l.cache_size)
 		l.batch = l.cache_size;
 	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
-	    !slab_round_up(l.slots_off + meta, l.base_align, &l.objs_off) ||
+	    __builtin_add_overflow(l.slots_off, meta, &meta) ||
+	    !slab_round_up(meta, l.base_align, &l.objs_off) ||
 	    __builtin_add_overflow(l.objs_off, objs, &l.total))
 		return -EOVERFLOW;
 	*out = l;

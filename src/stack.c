@@ -122,7 +122,7 @@ uint32_t lfpi_stack_pop_all(struct lfpi_stack *s)
 	 * and refilled with the same top. Acquire: pairs with the release
 	 * CAS in lfpi_stack_push; we now own every chain. Release: a popper
 	 * that sees the emptied head (its acquire load) also sees what we
-	 * wrote before, such as lfp_trim's `trimming` flag.
+	 * wrote before, such as lfp_trim's odd trim_seq.
 	 */
 	while (stack_idx(old) != LFPI_NIL &&
 	       !atomic_compare_exchange_weak_explicit(
@@ -130,6 +130,13 @@ uint32_t lfpi_stack_pop_all(struct lfpi_stack *s)
 		       memory_order_acq_rel, memory_order_relaxed))
 		;
 	return stack_idx(old);
+}
+
+bool lfpi_stack_is_empty(struct lfpi_stack *s)
+{
+	/* Relaxed: a hint for lfp_trim, which acts only on what it pops. */
+	return stack_idx(atomic_load_explicit(&s->head, memory_order_relaxed)) ==
+	       LFPI_NIL;
 }
 
 int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,

@@ -100,6 +100,8 @@ struct fz_obj {
 #define FZ_S_SEEN 8u   /* visited by the current walk */
 #define FZ_S_GONE 16u  /* released during the walk before it got there */
 #define FZ_S_USED 32u  /* handed out at least once */
+#define FZ_S_TRIM 64u  /* free when lfp_trim gave memory back: its
+			  constructor may run again at its next handout */
 
 struct fz_walk {
 	uint32_t begin, end; /* end clamped to the extent */
@@ -126,6 +128,7 @@ struct fz_pool {
 	struct lfp_cache *cache[FZ_CACHES];
 	uint64_t allocs, frees, failed, rejected, reclaims, grown, trimmed;
 	uint64_t ctors, on_allocs, on_frees, max_live, top_idx;
+	uint64_t used, reborn; /* slots ever handed out; ctor runs again */
 	uint32_t extent;
 	/* The reclaim callback: calls since the last successful reclaim. */
 	uint32_t rc_consec;
@@ -209,7 +212,10 @@ static void fz_took(struct fz_pool *f, void *p)
 		 "slot %u reused with the same generation %u", idx,
 		 f->gen[idx]);
 	f->gen[idx] = lfp_handle_gen(h);
-	f->flags[idx] |= FZ_S_USED;
+	if (!(f->flags[idx] & FZ_S_USED))
+		f->used++;
+	/* Its memory was not given back, or the ctor has run again. */
+	f->flags[idx] = (f->flags[idx] & ~FZ_S_TRIM) | FZ_S_USED;
 	o = &f->live[f->nlive++];
 	*o = (struct fz_obj){ p, h, ++fz_serial };
 	f->where[idx] = f->nlive;
@@ -258,9 +264,12 @@ static void fz_ctor(void *obj, void *arg)
 	struct fz_pool *f = arg;
 	uint32_t idx = fz_hook_slot(f, obj, "ctor");
 
-	FZ_CHECK(!(f->flags[idx] & FZ_S_CTOR), "ctor ran twice on slot %u",
-		 idx);
-	f->flags[idx] |= FZ_S_CTOR;
+	FZ_CHECK(!(f->flags[idx] & FZ_S_CTOR) || f->flags[idx] & FZ_S_TRIM,
+		 "ctor ran twice on slot %u, not trimmed since", idx);
+	FZ_CHECK(!f->where[idx], "ctor for live slot %u", idx);
+	if (f->flags[idx] & FZ_S_CTOR)
+		f->reborn++;
+	f->flags[idx] = (f->flags[idx] & ~FZ_S_TRIM) | FZ_S_CTOR;
 	f->ctors++;
 }
 
@@ -409,6 +418,7 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 	    (c->flags & ~FZ_KNOWN_FLAGS) ||
 	    c->exhaust > LFP_EXHAUST_ABORT ||
 	    (c->exhaust == LFP_EXHAUST_RECLAIM && !c->reclaim) ||
+	    (c->exhaust == LFP_EXHAUST_GROW && !c->max_capacity) ||
 	    (c->max_capacity && c->max_capacity < c->capacity) ||
 	    c->cache_size > LFP_MAX_CACHE_SIZE ||
 	    (c->cache_size && c->batch_size > c->cache_size))
@@ -627,9 +637,11 @@ static void fz_check_hooks(struct fz_pool *f)
 		 "extent %u (was %u, top %llu, capacity %u)", extent, f->extent,
 		 (unsigned long long)f->top_idx, f->limit);
 	f->extent = extent;
-	FZ_CHECK(!f->cfg.ctor || f->ctors == extent,
-		 "ctor ran %llu times for %u slots handed out",
-		 (unsigned long long)f->ctors, extent);
+	/* Once per slot at its first handout, and again after a trim. */
+	FZ_CHECK(!f->cfg.ctor || f->ctors == f->used + f->reborn,
+		 "ctor ran %llu times for %llu slots handed out and %llu "
+		 "given back by a trim", (unsigned long long)f->ctors,
+		 (unsigned long long)f->used, (unsigned long long)f->reborn);
 	FZ_CHECK(!f->cfg.on_alloc || f->on_allocs == f->allocs,
 		 "on_alloc ran %llu times for %llu allocations",
 		 (unsigned long long)f->on_allocs,
@@ -1140,6 +1152,9 @@ static void fz_trim(struct fz_pool *f)
 	FZ_CHECK(bytes % lfpi_page_size() == 0, "trimmed %zu bytes", bytes);
 	f->trimmed += bytes;
 	fz_check_all_patterns(f); /* live objects keep their bytes */
+	for (uint32_t i = 0; bytes && i < f->limit; i++)
+		if (!f->where[i])
+			f->flags[i] |= FZ_S_TRIM;
 }
 
 static void fz_cache_op(struct fz_pool *f, uint8_t b)
