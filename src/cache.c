@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -34,6 +35,10 @@ LFPI_TLS struct lfp_cache *lfpi_cache_last;
 
 /* The calling thread's implicit caches, one per pool it used. */
 static LFPI_TLS struct lfp_cache *cache_mine;
+/* Set while the thread makes an implicit cache (see cache_implicit_new). */
+static LFPI_TLS bool cache_making;
+/* Whether the thread's exit destructor is armed. */
+static LFPI_TLS bool cache_key_set;
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_init_err;
@@ -299,8 +304,8 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	}
 	/* A miss is a successful allocation that left the fast path, so
 	 * that hits = allocs - misses. */
-	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	lfpi_cache_count(&c->ctr.allocs, 1);
+	lfpi_cache_count(&c->ctr.cache_misses, 1);
 	return lfpi_hand_out(pool, idx);
 }
 
@@ -345,6 +350,36 @@ static void cache_drain(struct lfp_cache *c)
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 }
 
+/*
+ * Memory for a cache of the pool, from mmap rather than malloc: a program
+ * whose malloc is built on lfpool (an allocator over pools, or a shim
+ * serving small sizes) would otherwise recurse into its own allocator
+ * from a thread's first call. A cache is a page or a few, made once per
+ * thread and pool and recycled, never per operation.
+ */
+static struct lfp_cache *cache_map(struct lfp_pool *pool)
+{
+	size_t page = lfpi_page_size();
+	size_t bytes = sizeof(struct lfp_cache) +
+		       pool->cache_size * sizeof(_Atomic uint32_t);
+	struct lfp_cache *c;
+	void *p;
+
+	bytes = (bytes + page - 1) & ~(page - 1);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	c = p;
+	c->map_size = bytes;
+	return c;
+}
+
+static void cache_unmap(struct lfp_cache *c)
+{
+	munmap(c, c->map_size);
+}
+
 /* A dead cache of the pool to reuse, or a new one; NULL without memory. */
 static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 {
@@ -363,8 +398,7 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 			    memory_order_relaxed))
 			return c;
 	}
-	c = malloc(sizeof(*c) + pool->cache_size * sizeof(c->slots[0]));
-	if (!c)
+	if (!(c = cache_map(pool)))
 		return NULL;
 	c->pool = pool;
 	c->pool_id = pool->id;
@@ -397,10 +431,36 @@ static void cache_release(struct lfp_cache *c)
 	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
 }
 
+/*
+ * Make the thread's cache for pool. pthread_setspecific may call malloc,
+ * and a malloc built on lfpool may call back here: such a nested call
+ * finds cache_making set and takes the shared path instead.
+ */
+static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
+{
+	struct lfp_cache *c = NULL;
+
+	if (cache_making)
+		return NULL;
+	cache_making = true;
+	/* The key's value only has to be non-NULL for the destructor to run. */
+	if (!cache_key_set && !pthread_setspecific(cache_key, &cache_mine))
+		cache_key_set = true;
+	if (cache_key_set && (c = cache_claim(pool, LFPI_CACHE_IMPLICIT))) {
+		c->tls_next = cache_mine;
+		cache_mine = c;
+		lfpi_cache_last = c;
+	}
+	cache_making = false;
+	return c;
+}
+
 struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache **pp = &cache_mine, *c;
 
+	/* It may be an orphan freed below: never leave it dangling. */
+	lfpi_cache_last = NULL;
 	while ((c = *pp)) {
 		if (c->pool == pool && c->pool_id == pool->id)
 			return lfpi_cache_last = c;
@@ -409,21 +469,12 @@ struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 		if (atomic_load_explicit(&c->state, memory_order_acquire) ==
 		    LFPI_CACHE_ORPHANED) {
 			*pp = c->tls_next;
-			free(c);
+			cache_unmap(c);
 			continue;
 		}
 		pp = &c->tls_next;
 	}
-	c = cache_claim(pool, LFPI_CACHE_IMPLICIT);
-	/* The key's value only has to be non-NULL for the destructor to run. */
-	if (!c || pthread_setspecific(cache_key, &cache_mine)) {
-		if (c)
-			cache_release(c);
-		return NULL;
-	}
-	c->tls_next = cache_mine;
-	cache_mine = c;
-	return lfpi_cache_last = c;
+	return cache_implicit_new(pool);
 }
 
 /* pthread key destructor: give back every implicit cache of the thread. */
@@ -445,9 +496,10 @@ static void cache_thread_exit(void *unused)
 			    memory_order_acquire, memory_order_acquire))
 			cache_release(c);
 		else
-			free(c); /* orphaned: the pool is gone */
+			cache_unmap(c); /* orphaned: the pool is gone */
 	}
 	cache_mine = NULL;
+	cache_key_set = false; /* glibc clears the value before calling us */
 }
 
 void lfpi_cache_destroy_all(struct lfp_pool *pool)
@@ -476,7 +528,7 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 			next = c;
 			continue;
 		}
-		free(c);
+		cache_unmap(c);
 	}
 }
 
@@ -545,4 +597,93 @@ void lfp_cache_flush(struct lfp_cache *cache)
 {
 	if (cache)
 		cache_drain(cache);
+}
+
+/*
+ * fork (see fork.c). Before the fork, take every cache of the pool as a
+ * thief would, and wait until no owner is inside an operation: from then
+ * on owners keep off their slots, so each cache's count and slots are
+ * consistent at the moment of the fork. Caches made after this point
+ * (newer than pool->fork_caches) are not covered; the child drops their
+ * contents. Caller holds grow_lock and the fork lock.
+ */
+void lfpi_cache_fork_prepare(struct lfp_pool *pool)
+{
+	struct lfp_cache *c, *head;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	head = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	pool->fork_caches = head;
+	for (c = head; c; c = c->reg_next)
+		while (!cache_claim_steal(c))
+			sched_yield(); /* a thief holds it for a moment */
+	if (lfpi_cache_membarrier && !cache_fence_all())
+		abort(); /* it worked when registered; it cannot fail now */
+	for (c = head; c; c = c->reg_next)
+		/* seq_cst: the handshake's read, as in lfpi_cache_steal;
+		 * pairs with the release in lfpi_cache_leave. */
+		while (atomic_load_explicit(&c->active, memory_order_seq_cst))
+			sched_yield();
+}
+
+/* In the parent after the fork: give the caches back to their owners. */
+void lfpi_cache_fork_parent(struct lfp_pool *pool)
+{
+	for (struct lfp_cache *c = pool->fork_caches; c; c = c->reg_next)
+		/* Release: pairs with the acquire load of ctl in
+		 * lfpi_cache_enter, as when a thief lets go. */
+		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
+					  memory_order_release);
+}
+
+static bool cache_is_mine(const struct lfp_cache *c)
+{
+	for (const struct lfp_cache *m = cache_mine; m; m = m->tls_next)
+		if (m == c)
+			return true;
+	return false;
+}
+
+/*
+ * In the child: only the forking thread exists. Its own caches stay its
+ * own; an explicit cache stays for whoever holds it (if nobody in the
+ * child does, its slots are taken by the next starving allocation); the
+ * implicit caches of the threads that did not come along are emptied into
+ * the free list and recycled. A cache made after fork_prepare may have
+ * been in the middle of an operation: its slots are dropped (lost to the
+ * child), never handed out twice.
+ */
+void lfpi_cache_fork_child(struct lfp_pool *pool)
+{
+	struct lfp_cache *c;
+	uint32_t retries = 0, s;
+	bool covered = false;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	for (; c; c = c->reg_next) {
+		covered = covered || c == pool->fork_caches;
+		s = atomic_load_explicit(&c->state, memory_order_relaxed);
+		atomic_store_explicit(&c->active, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->ctl, 0, memory_order_relaxed);
+		if (!covered && !cache_is_mine(c))
+			atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+		if (s == LFPI_CACHE_EXITING ||
+		    (s == LFPI_CACHE_IMPLICIT && !cache_is_mine(c))) {
+			cache_empty(c, &retries);
+			atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,
+					      memory_order_relaxed);
+		}
+	}
+}
+
+/* In the child: membarrier registration belongs to the parent's process. */
+void lfpi_cache_fork_child_init(void)
+{
+#if defined(__linux__) && defined(__NR_membarrier)
+	if (lfpi_cache_membarrier &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		    0, 0))
+		lfpi_cache_membarrier = 0; /* one thread: switching is safe */
+#endif
 }

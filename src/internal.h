@@ -185,6 +185,11 @@ struct lfp_pool {
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
 
+	/* fork.c, under its lock: the list of pools, and the caches that
+	 * fork_prepare took (the registry's head then). */
+	struct lfp_pool *fork_next, *fork_prev;
+	struct lfp_cache *fork_caches;
+
 	struct lfpi_counters shard[LFPI_SHARDS];
 };
 
@@ -465,6 +470,7 @@ struct lfp_cache {
 	_Atomic uint32_t active;   /* 1 while the owner is in an operation */
 	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
 	_Atomic uint32_t state;    /* LFPI_CACHE_* */
+	size_t map_size;           /* bytes mapped for it */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
 	struct lfpi_counters ctr;  /* written by the owner only */
@@ -492,6 +498,11 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 int lfpi_cache_global_init(void);
 /* At lfp_destroy: free or orphan every cache of the pool. */
 void lfpi_cache_destroy_all(struct lfp_pool *pool);
+/* Around fork(2): see fork.c. */
+void lfpi_cache_fork_prepare(struct lfp_pool *pool);
+void lfpi_cache_fork_parent(struct lfp_pool *pool);
+void lfpi_cache_fork_child(struct lfp_pool *pool);
+void lfpi_cache_fork_child_init(void);
 /* Call fn on every slot parked in a cache; quiescent pools only. */
 int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 		    void *arg);
@@ -643,6 +654,15 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
  * the allocation should try again.
  */
 bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
+
+/* fork.c: keeping pools usable in a child of fork. */
+
+/* Set up the fork handlers once per process: 0 or -errno. */
+int lfpi_fork_global_init(void);
+/* A pool joins the list the handlers walk at lfp_create, leaves it at
+ * lfp_destroy. */
+void lfpi_fork_add(struct lfp_pool *pool);
+void lfpi_fork_remove(struct lfp_pool *pool);
 
 /* rcu.c: deferred release. */
 

@@ -105,7 +105,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
 		return -ENOTSUP;
-	if ((err = lfpi_cache_global_init()))
+	if ((err = lfpi_cache_global_init()) || (err = lfpi_fork_global_init()))
 		return err;
 	if (cfg->memory) {
 		if (cfg->memory_size < l.total ||
@@ -131,6 +131,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	((struct lfp_pool *)base)->map_size = map_size;
 	lfpi_debug_init((struct lfp_pool *)base);
 	pool_set_quirks((struct lfp_pool *)base);
+	lfpi_fork_add((struct lfp_pool *)base);
 	*out = (struct lfp_pool *)base;
 	return 0;
 }
@@ -139,6 +140,7 @@ void lfp_destroy(struct lfp_pool *pool)
 {
 	if (!pool)
 		return;
+	lfpi_fork_remove(pool);
 	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
 	lfpi_debug_destroy(pool);
@@ -360,11 +362,17 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		pool_sum(pool, offsetof(struct lfpi_counters, rejected_frees));
 	out->cas_retries =
 		pool_sum(pool, offsetof(struct lfpi_counters, cas_retries));
-	/* Hits are counted as misses, off the fast path. */
-	out->cache_hits =
-		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL) -
-		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
-			       NULL);
+	/*
+	 * Hits are counted as misses, off the fast path: hits = allocs -
+	 * misses. Misses first: a miss is counted after its allocation, so
+	 * sums read in this order cannot make a miss outrun its allocation,
+	 * except through the reordering relaxed loads allow; the clamp keeps
+	 * that from wrapping.
+	 */
+	pending = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
+				 NULL);
+	live = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL);
+	out->cache_hits = live > pending ? live - pending : 0;
 	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
 	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
 	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));

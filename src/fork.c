@@ -1,0 +1,94 @@
+/*
+ * Pools in a child of fork(2).
+ *
+ * The child of a multithreaded program has one thread, the one that
+ * forked, and a copy of every pool as the other threads left it: a lock
+ * one of them held stays held, and their caches stay theirs, for threads
+ * that will never run. pthread_atfork handlers make that copy usable:
+ *
+ * - prepare: under the list's lock, take every pool's grow_lock (so no
+ *   growth, reserve, trim or deferred-table setup is half done), then
+ *   take every cache as a thief would and wait until no owner is inside
+ *   an operation (cache.c), so each cache is consistent when the fork
+ *   happens;
+ * - parent: give the caches back, drop the locks;
+ * - child: the caches of threads that did not come along are emptied into
+ *   the free list and recycled (cache.c), then the locks are dropped.
+ *
+ * Slots that another thread had in hand at that moment (its live
+ * objects, a chain between the free list and its cache) stay where they
+ * are: in the child nobody will release them.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "internal.h"
+
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lfp_pool *fork_pools; /* under fork_lock */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_init_err;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&fork_lock);
+	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+		pthread_mutex_lock(&p->grow_lock);
+		lfpi_cache_fork_prepare(p);
+	}
+}
+
+static void fork_parent(void)
+{
+	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+		lfpi_cache_fork_parent(p);
+		pthread_mutex_unlock(&p->grow_lock);
+	}
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* The child's only thread is the one that took the locks in
+ * fork_prepare, so it may release them. */
+static void fork_child(void)
+{
+	lfpi_cache_fork_child_init();
+	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+		lfpi_cache_fork_child(p);
+		pthread_mutex_unlock(&p->grow_lock);
+	}
+	pthread_mutex_unlock(&fork_lock);
+}
+
+static void fork_init(void)
+{
+	fork_init_err = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int lfpi_fork_global_init(void)
+{
+	pthread_once(&fork_once, fork_init);
+	return fork_init_err;
+}
+
+void lfpi_fork_add(struct lfp_pool *pool)
+{
+	pthread_mutex_lock(&fork_lock);
+	pool->fork_prev = NULL;
+	pool->fork_next = fork_pools;
+	if (fork_pools)
+		fork_pools->fork_prev = pool;
+	fork_pools = pool;
+	pthread_mutex_unlock(&fork_lock);
+}
+
+void lfpi_fork_remove(struct lfp_pool *pool)
+{
+	pthread_mutex_lock(&fork_lock);
+	if (pool->fork_prev)
+		pool->fork_prev->fork_next = pool->fork_next;
+	else
+		fork_pools = pool->fork_next;
+	if (pool->fork_next)
+		pool->fork_next->fork_prev = pool->fork_prev;
+	pthread_mutex_unlock(&fork_lock);
+}
