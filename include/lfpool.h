@@ -2,14 +2,52 @@
  * lfpool: a thread-safe, lock-free pool of fixed-size objects.
  *
  * One pool holds objects of one size in memory taken up front. Allocation
- * and release are O(1) and lock-free; a pool never calls malloc after
- * lfp_create and never moves an object.
+ * and release are O(1) and lock-free, and a pool never moves an object.
+ * The library never calls malloc: pools, thread caches and scratch memory
+ * come from mmap (or from the caller). Two calls it makes may malloc
+ * inside other libraries: pthread_setspecific, once per thread, and
+ * liburcu's call_rcu, on a thread's first deferred release. A malloc built
+ * on lfpool is safe with them: an allocation nested inside a thread's
+ * cache setup takes the shared free list instead of recursing.
  *
  * Conventions used below:
  * - Setup calls return 0 or a negative errno value.
  * - Allocation returns NULL only when the pool is exhausted.
  * - "Thread safety:" says who may call a function concurrently with whom;
  *   "Progress:" says whether it is wait-free, lock-free or blocking.
+ *
+ * Hooks (ctor, on_alloc, on_free, reclaim) run outside the pool's
+ * operations: a hook may call back into its own pool, through any call
+ * and any cache, including the cache whose call is running the hook.
+ *
+ * Async-signal safety: a signal handler may call lfp_cache_alloc,
+ * lfp_cache_free and lfp_cache_free_handle on an explicit cache that only
+ * the handler uses, and lfp_alloc, lfp_free and lfp_free_handle on a pool
+ * made with LFP_F_NO_CACHE, provided the pool's exhaust policy is
+ * LFP_EXHAUST_NULL (GROW takes a lock, RECLAIM calls out, ABORT prints),
+ * its hooks are themselves async-signal-safe, and the interrupted thread
+ * is not inside lfp_trim on that pool (an allocation that finds the pool
+ * empty waits for a running trim). The read-only calls (lfp_owns,
+ * lfp_index_of, lfp_at, lfp_stats, lfp_extent, lfp_handle_of,
+ * lfp_resolve, lfp_is_live) are async-signal-safe too. lfp_alloc and
+ * lfp_free through the implicit per-thread caches are not: the
+ * interrupted thread may be in the middle of an operation on the same
+ * cache. Nothing else is.
+ *
+ * fork: a pool stays usable in the child of a multithreaded program. The
+ * library's pthread_atfork handlers hold the pool's locks across fork and
+ * wait until no thread is inside an operation on a thread cache; in the
+ * child, the caches of the threads that did not come along are emptied
+ * into the free list, so their idle slots can be allocated. Objects those
+ * threads held are never released in the child, and the few slots another
+ * thread had in hand at that moment (a batch moving between the free list
+ * and its cache) are lost to the child. The child may call every function
+ * on the pool, including lfp_destroy; explicit caches made by threads
+ * that did not come along may be destroyed (or used) by the child.
+ * Deferred release (lfp_free_deferred, lfp_barrier, and lfp_destroy of a
+ * pool that used it) needs liburcu's own fork protocol
+ * (urcu_memb_call_rcu_before_fork and its two partners), which is the
+ * application's to call.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -89,16 +127,17 @@ struct lfp_config {
 			       lfp_memory_size(cfg) bytes, see LFP_MEMORY_ALIGN */
 	size_t memory_size; /* bytes at memory; ignored if memory is NULL */
 	uint32_t cache_size; /* slots a thread cache holds, up to
-				LFP_MAX_CACHE_SIZE; 0 = capacity / 16
-				clamped to 2 .. 256 */
+				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
+				clamped to 2 .. 64 */
 	uint32_t batch_size; /* slots moved between a cache and the shared
 				list at once, <= cache_size; 0 = half */
 
 	/* When the pool is exhausted (enum lfp_exhaust); 0 = return NULL. */
 	uint32_t exhaust;
-	/* LFP_EXHAUST_GROW: the most the pool may grow to, >= capacity;
-	 * 0 = capacity. Address space (and caller memory) is reserved for it
-	 * up front; memory is committed as the pool grows. */
+	/* LFP_EXHAUST_GROW: the most the pool may grow to, >= capacity,
+	 * required with that policy (0 is refused); otherwise 0 = capacity.
+	 * Address space (and caller memory) is reserved for it up front;
+	 * memory is committed as the pool grows. */
 	uint32_t max_capacity;
 	/* LFP_EXHAUST_RECLAIM: called when the pool is full. It may release
 	 * an object (the quietest sound) and return 0 to have the allocation
@@ -107,8 +146,11 @@ struct lfp_config {
 	uint32_t reclaim_tries; /* reclaim calls per allocation; 0 = 3 */
 
 	/* Object hooks, each called exactly once per event, outside the
-	 * pool's retry loops, with hook_arg. NULL = none. */
-	void (*ctor)(void *obj, void *arg);     /* a slot's first handout */
+	 * pool's retry loops and operations, with hook_arg. NULL = none.
+	 * ctor builds the state that survives release: it runs at a slot's
+	 * first handout, and again at the first handout after lfp_trim gave
+	 * the slot's memory back. */
+	void (*ctor)(void *obj, void *arg);     /* before on_alloc */
 	void (*on_alloc)(void *obj, void *arg); /* every allocation */
 	void (*on_free)(void *obj, void *arg);  /* every accepted release */
 	void *hook_arg;                         /* also reclaim's arg */
@@ -116,15 +158,20 @@ struct lfp_config {
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
- * pool; under concurrent use each field is a recent value, and the sum
- * free + cached + live + deferred still equals capacity.
+ * pool; under concurrent use each field is a recent value. free is what
+ * remains of capacity once live, cached and deferred are counted, so the
+ * four always add up to capacity, and a slot the pool lost (a bug; see the
+ * census the tests run) would be counted as free.
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
 	uint64_t live;           /* allocated and not yet released */
 	uint64_t cached;         /* free, but parked in a thread's cache */
-	uint64_t free;           /* free on the shared list or never used */
-	uint64_t high_water;     /* most slots ever in use at once (live+cached) */
+	uint64_t free;           /* the rest: on the shared list, never used */
+	uint64_t high_water;     /* slots ever taken into use: lfp_extent. The
+				    most slots in use at once (live + cached)
+				    is at most this; caches take fresh slots
+				    a batch at a time, so it may be more */
 	uint64_t allocs;         /* successful allocations */
 	uint64_t frees;          /* successful releases */
 	uint64_t failed_allocs;  /* allocations that found the pool exhausted */
@@ -160,14 +207,16 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  * Returns 0 and sets *out, or:
  *   -EINVAL    cfg or out is NULL, obj_size is 0, align is not a power of
  *              two, capacity is 0, unknown flags or exhaust policy,
- *              LFP_EXHAUST_RECLAIM without reclaim, max_capacity below
- *              capacity, cache_size or batch_size out of range, or caller
+ *              LFP_EXHAUST_RECLAIM without reclaim, LFP_EXHAUST_GROW
+ *              without max_capacity, max_capacity below capacity,
+ *              cache_size or batch_size out of range, or caller
  *              memory that is too small or not aligned to
  *              max(LFP_MEMORY_ALIGN, align);
  *   -EOVERFLOW capacity or max_capacity > LFP_MAX_CAPACITY, or the total
  *              size overflows;
  *   -ENOMEM    the memory could not be mapped;
  *   -EAGAIN    the per-thread cache key could not be made;
+ *   -ENOMEM    also: the fork handlers could not be registered;
  *   -ENOTSUP   this platform has no lock-free 64-bit atomics.
  * On error *out is left unchanged.
  * Thread safety: any thread. Progress: blocking (maps memory).
@@ -177,7 +226,8 @@ LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
 /*
  * Destroy a pool and return its memory (caller-provided memory is left to
  * the caller). Objects still live are gone with it, and so are explicit
- * caches not yet destroyed. Threads that still hold an implicit cache for
+ * caches not yet destroyed: they must not be used (or destroyed) after
+ * this call. Threads that still hold an implicit cache for
  * the pool may go on and exit safely: their caches are let go without
  * touching the pool. Deferred releases still pending are waited for
  * (lfp_barrier), so it must not be called inside an RCU read-side
@@ -197,11 +247,17 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * shared list runs dry, the allocation empties idle caches into it first.
  *
  * Returns the object, or NULL if the pool is exhausted (or pool is NULL).
- * NULL is also possible, rarely, while every remaining free slot sits in
- * the cache of a thread that is preempted in the middle of an lfp call;
- * that cache gives them back at its next call.
+ * When every other thread is outside lfp calls, one thread can allocate
+ * every free slot, wherever it is parked. NULL is also possible, rarely,
+ * while every remaining free slot sits in the cache of a thread that is
+ * preempted in the middle of an lfp call; that cache gives them back at
+ * its next call.
  * Thread safety: any thread, concurrently with any pool call but
- * lfp_destroy. Progress: lock-free.
+ * lfp_destroy. Progress: lock-free while the pool has free slots. When it
+ * looks exhausted, the allocation waits for an lfp_trim that has the free
+ * list aside, and applies the policy: LFP_EXHAUST_GROW takes the growth
+ * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
+ * maps its cache (a system call).
  */
 LFP_API void *lfp_alloc(struct lfp_pool *pool);
 
@@ -246,14 +302,15 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
  * A cache may be used by one thread at a time; it may move between threads
  * if the hand-over synchronises (a mutex, a queue). Objects taken from a
  * cache may be released anywhere, and any object of the pool may be
- * released into any cache. Destroy every cache before its pool.
+ * released into any cache. Destroy a cache before its pool, or leave it to
+ * lfp_destroy, which frees the caches still there.
  */
 
 /*
  * Make a cache for pool (reusing one given up earlier if possible).
  * Returns it, or NULL if pool is NULL or memory ran out.
  * Thread safety: any thread. Progress: lock-free, blocking only inside
- * malloc when no cache can be reused.
+ * mmap when no cache can be reused.
  */
 LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
 
@@ -261,7 +318,9 @@ LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
  * Give every cached slot back to the pool and give the cache up.
  * NULL is ignored. The cache must not be used afterwards.
  * Thread safety: the cache's thread. Progress: blocking only while another
- * thread is emptying this cache (a short, bounded wait).
+ * thread is emptying this cache: a few hundred instructions, unless that
+ * thread is preempted meanwhile, when the wait lasts until it runs again
+ * (or while fork is being prepared).
  */
 LFP_API void lfp_cache_destroy(struct lfp_cache *cache);
 
@@ -335,16 +394,19 @@ LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
 
 /*
- * Give back to the operating system the memory of every page whose slots
- * are all free on the shared list (madvise MADV_DONTNEED); slots in thread
- * caches count as in use, and pages never used hold nothing to give back. Indices and
- * handles stay valid; a trimmed slot reads as zeroes when next allocated.
- * Only memory the pool mapped itself is trimmed, never caller memory.
- * While it runs the shared list is taken aside: an allocation that finds
- * the pool empty meanwhile waits for it rather than failing or growing.
+ * Give back to the operating system the memory of every resident page
+ * whose slots are all free on the shared list (madvise MADV_DONTNEED);
+ * slots in thread caches count as in use, and pages never used or given
+ * back already hold nothing to give back (a second trim of an idle pool
+ * returns 0). Indices and handles stay valid. A trimmed slot reads as
+ * zeroes when next allocated, except in a pool with a ctor, which
+ * constructs it again. Only memory the pool mapped itself is trimmed,
+ * never caller memory. While it runs the shared list is taken aside: an
+ * allocation that finds the pool empty meanwhile, or at any time since it
+ * began, waits for it and looks again rather than failing or growing.
  * Returns the bytes given back (0 if pool is NULL).
  * Thread safety: any thread, concurrently with any pool call but
- * lfp_destroy. Progress: blocking.
+ * lfp_destroy. Progress: blocking. It never calls malloc.
  */
 LFP_API size_t lfp_trim(struct lfp_pool *pool);
 
