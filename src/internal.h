@@ -84,6 +84,16 @@ static inline bool lfpi_gen_is_live(uint32_t gen)
 }
 
 /*
+ * The generation a live slot takes when released. 0 means "never used"
+ * (the ctor and the debug tools go by it), so the wrap after 2^32 steps
+ * skips it: a slot released for the 2^31st time becomes 2, not 0.
+ */
+static inline uint32_t lfpi_gen_freed(uint32_t gen)
+{
+	return gen + 1 ? gen + 1 : 2;
+}
+
+/*
  * Event counters. Each thread adds to one shard of the pool (picked once
  * per thread), so counting never makes threads share a cache line; a
  * reader sums the shards.
@@ -321,7 +331,7 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 	if (LFPI_LIKELY(!strict)) {
 		if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
 			return -EALREADY;
-		atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+		atomic_store_explicit(g, lfpi_gen_freed(gen), memory_order_relaxed);
 		return 0;
 	}
 	do {
@@ -330,7 +340,8 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 		if (!lfpi_gen_is_live(gen))
 			return -EALREADY;
 	} while (!atomic_compare_exchange_weak_explicit(
-		g, &gen, gen + 1, memory_order_relaxed, memory_order_relaxed));
+		g, &gen, lfpi_gen_freed(gen), memory_order_relaxed,
+		memory_order_relaxed));
 	return 0;
 }
 

@@ -154,6 +154,37 @@ START_TEST(once_under_contention)
 }
 END_TEST
 
+/*
+ * A slot's generation wraps after 2^31 uses. The wrap must not land on 0,
+ * which means "never used": the ctor would run again over constructed
+ * state, once per wrap. Set the generation just below the wrap rather
+ * than spend a minute getting there.
+ */
+START_TEST(ctor_survives_generation_wrap)
+{
+	struct lfp_pool *pool = hooked_pool(test_modes[_i]);
+	uint32_t idx, gen;
+	char *p;
+
+	p = lfp_alloc(pool);
+	idx = lfp_index_of(pool, p);
+	ck_assert_int_eq(lfp_free(pool, p), 0);
+	atomic_store(&pool->slots[idx].gen, UINT32_C(0xfffffffe));
+	for (int i = 0; i < 4; i++) {
+		p = lfp_alloc(pool);
+		ck_assert_uint_eq(lfp_index_of(pool, p), idx); /* LIFO: warm */
+		gen = lfp_handle_gen(lfp_handle_of(pool, p));
+		ck_assert_uint_ne(gen, 0);
+		ck_assert_int_eq(lfp_free(pool, p), 0);
+		gen = atomic_load(&pool->slots[idx].gen);
+		ck_assert_msg(gen != 0, "released generation wrapped to 0, "
+			      "which says the slot was never used");
+	}
+	ck_assert_uint_eq(atomic_load(&tally.ctor[idx]), 1);
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hooks");
@@ -163,6 +194,7 @@ int main(void)
 	tcase_add_loop_test(tc, each_event_once, 0, TEST_NMODES);
 	tcase_add_test(tc, ctor_only_for_touched_slots);
 	tcase_add_loop_test(tc, once_under_contention, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, ctor_survives_generation_wrap, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
