@@ -47,7 +47,11 @@
  * Deferred release (lfp_free_deferred, lfp_barrier, and lfp_destroy of a
  * pool that used it) needs liburcu's own fork protocol
  * (urcu_memb_call_rcu_before_fork and its two partners), which is the
- * application's to call.
+ * application's to call. lfpool registers its handlers when it is loaded,
+ * so the application's own atfork handlers run while the pools are whole
+ * and may use them; handlers registered earlier (by libraries loaded
+ * before lfpool) must not call lfpool. While fork is being prepared, an
+ * allocation whose own cache is held by the prepare waits for it.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -255,7 +259,9 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free while the pool has free slots. When it
  * looks exhausted, the allocation waits for an lfp_trim that has the free
- * list aside, and applies the policy: LFP_EXHAUST_GROW takes the growth
+ * list aside, or for a thread that is emptying the caller's own cache at
+ * that moment (a few hundred instructions, unless that thread is
+ * preempted), and applies the policy: LFP_EXHAUST_GROW takes the growth
  * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
  * maps its cache (a system call).
  */

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,6 +38,13 @@ LFPI_TLS struct lfp_cache *lfpi_cache_last;
 static LFPI_TLS struct lfp_cache *cache_mine;
 /* Set while the thread makes an implicit cache (see cache_implicit_new). */
 static LFPI_TLS bool cache_making;
+/* Set once the thread's exit destructor gave its caches back: calls made
+ * later in its exit (other keys' destructors) take the shared path. */
+static LFPI_TLS bool cache_exited;
+/* Non-zero while this thread holds LFPI_CTL_STEAL on some caches (inside
+ * a steal, or between fork's prepare and parent/child handlers): it must
+ * never wait for a steal to end, which may be its own. */
+static LFPI_TLS uint32_t cache_steals_held;
 /* Whether the thread's exit destructor is armed. */
 static LFPI_TLS bool cache_key_set;
 static pthread_key_t cache_key;
@@ -171,14 +179,25 @@ static bool cache_claim_steal(struct lfp_cache *c)
 	return true;
 }
 
+/*
+ * The thief's barrier in membarrier mode. It cannot fail once registered,
+ * unless a sandbox forbids the call later: then no idle cache can be
+ * emptied, and the program is told once.
+ */
 static bool cache_fence_all(void)
 {
 #if defined(__linux__) && defined(__NR_membarrier)
-	return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
-		       0) == 0;
-#else
-	return false;
+	static _Atomic int told;
+
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return true;
+	/* Relaxed: only says whether the message was printed. */
+	if (!atomic_exchange_explicit(&told, 1, memory_order_relaxed))
+		fputs("lfpool: membarrier(2) failed after it was registered; "
+		      "slots parked in idle thread caches cannot be taken "
+		      "back\n", stderr);
 #endif
+	return false;
 }
 
 /*
@@ -193,24 +212,41 @@ static bool cache_fence_all(void)
  * its later read of ctl sees STEAL and it keeps off the slots. Without
  * membarrier both sides use seq_cst and the same argument holds.
  */
+static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
+				  uint32_t *emptied, uint32_t *retries);
+
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
 	struct lfp_cache *victim[CACHE_STEAL_MAX], *c;
-	uint32_t nv = 0, got = 0, i;
-	bool fenced;
+	uint32_t nv, got = 0;
 
-	/* Acquire: pairs with the release CAS that published each cache. */
-	for (c = atomic_load_explicit(&pool->caches, memory_order_acquire);
-	     c && nv < CACHE_STEAL_MAX; c = c->reg_next) {
-		if (c == self ||
-		    !atomic_load_explicit(&c->count, memory_order_relaxed))
-			continue;
-		if (cache_claim_steal(c))
-			victim[nv++] = c;
+	cache_steals_held++;
+	/* Acquire: pairs with the release CAS that published each cache.
+	 * Rounds of up to CACHE_STEAL_MAX caches, until one moves slots. */
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	while (c && !got) {
+		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next)
+			if (c != self &&
+			    atomic_load_explicit(&c->count, memory_order_relaxed) &&
+			    cache_claim_steal(c))
+				victim[nv++] = c;
+		got = cache_steal_round(victim, nv, emptied, retries);
 	}
-	fenced = nv && (!lfpi_cache_membarrier || cache_fence_all());
-	for (i = 0; i < nv; i++) {
+	cache_steals_held--;
+	return got;
+}
+
+/* Empty the claimed caches whose owners are idle; ask the others to
+ * flush; let go of all of them. Returns the slots moved. */
+static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
+				  uint32_t *emptied, uint32_t *retries)
+{
+	bool fenced = nv && (!lfpi_cache_membarrier || cache_fence_all());
+	struct lfp_cache *c;
+	uint32_t got = 0;
+
+	for (uint32_t i = 0; i < nv; i++) {
 		c = victim[i];
 		/* seq_cst (acquire is what membarrier mode needs): pairs with
 		 * the release in lfpi_cache_leave, so the slots we take and
@@ -276,6 +312,25 @@ static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
 	return idx;
 }
 
+/*
+ * The pool looked exhausted while a thief held our cache (ctl had STEAL),
+ * so our own slots were out of reach: they are free slots all the same.
+ * Wait, outside the operation, until the thief lets go (a few hundred
+ * instructions, or the fork being prepared), then look again. Returns
+ * whether to look again. Never when this thread holds steals itself: a
+ * signal handler that interrupted our own steal would wait for itself.
+ */
+static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
+{
+	if (!(ctl & LFPI_CTL_STEAL) || cache_steals_held)
+		return false;
+	/* Relaxed: lfpi_cache_enter's acquire load follows. */
+	while (atomic_load_explicit(&c->ctl, memory_order_relaxed) &
+	       LFPI_CTL_STEAL)
+		sched_yield();
+	return true;
+}
+
 void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
@@ -292,7 +347,8 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		    lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
 		/* Policy hooks run here, outside the cache's operation. */
-		if (idx != LFPI_NIL || !lfpi_exhausted(pool, &want))
+		if (idx != LFPI_NIL ||
+		    (!cache_wait_thief(c, ctl) && !lfpi_exhausted(pool, &want)))
 			break;
 		ctl = lfpi_cache_enter(c);
 	}
@@ -440,7 +496,7 @@ static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
 {
 	struct lfp_cache *c = NULL;
 
-	if (cache_making)
+	if (cache_making || cache_exited)
 		return NULL;
 	cache_making = true;
 	/* The key's value only has to be non-NULL for the destructor to run. */
@@ -499,7 +555,9 @@ static void cache_thread_exit(void *unused)
 			cache_unmap(c); /* orphaned: the pool is gone */
 	}
 	cache_mine = NULL;
-	cache_key_set = false; /* glibc clears the value before calling us */
+	/* A later key's destructor may still call us: it gets the shared
+	 * path, not a cache that nothing would give back. */
+	cache_exited = true;
 }
 
 void lfpi_cache_destroy_all(struct lfp_pool *pool)
@@ -614,11 +672,15 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 	/* Acquire: pairs with the release CAS that published each cache. */
 	head = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	pool->fork_caches = head;
+	cache_steals_held++;
 	for (c = head; c; c = c->reg_next)
 		while (!cache_claim_steal(c))
 			sched_yield(); /* a thief holds it for a moment */
-	if (lfpi_cache_membarrier && !cache_fence_all())
-		abort(); /* it worked when registered; it cannot fail now */
+	/* Without the barrier (a sandbox forbade membarrier after it was
+	 * registered) an owner entering right now might be missed; the
+	 * diagnostic has been printed, and fork goes on. */
+	if (lfpi_cache_membarrier)
+		(void)cache_fence_all();
 	for (c = head; c; c = c->reg_next)
 		/* seq_cst: the handshake's read, as in lfpi_cache_steal;
 		 * pairs with the release in lfpi_cache_leave. */
@@ -629,6 +691,7 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 /* In the parent after the fork: give the caches back to their owners. */
 void lfpi_cache_fork_parent(struct lfp_pool *pool)
 {
+	cache_steals_held--;
 	for (struct lfp_cache *c = pool->fork_caches; c; c = c->reg_next)
 		/* Release: pairs with the acquire load of ctl in
 		 * lfpi_cache_enter, as when a thief lets go. */
@@ -659,6 +722,7 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 	uint32_t retries = 0, s;
 	bool covered = false;
 
+	cache_steals_held--;
 	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {

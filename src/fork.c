@@ -70,6 +70,18 @@ int lfpi_fork_global_init(void)
 	return fork_init_err;
 }
 
+/*
+ * Register the handlers when the library is loaded, before the program
+ * can register its own: prepare handlers run in the reverse order of
+ * registration, parent and child handlers in order, so the program's run
+ * while every pool is whole and may use the pools. (lfp_create returns the
+ * error if registering failed here.)
+ */
+__attribute__((constructor)) static void fork_load(void)
+{
+	(void)lfpi_fork_global_init();
+}
+
 void lfpi_fork_add(struct lfp_pool *pool)
 {
 	pthread_mutex_lock(&fork_lock);

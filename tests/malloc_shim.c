@@ -30,7 +30,7 @@ void __libc_free(void *p);
 
 static struct lfp_pool *shim_pool;
 static _Atomic int shim_state; /* 0 none, 1 being made, 2 ready */
-static _Atomic uint64_t shim_served, shim_depth_max;
+static _Atomic uint64_t shim_served, shim_nulls, shim_depth_max;
 static _Thread_local unsigned shim_depth;
 
 static struct lfp_pool *shim_ready(void)
@@ -71,6 +71,8 @@ void *malloc(size_t n)
 		shim_depth--;
 		if (p)
 			atomic_fetch_add(&shim_served, 1);
+		else
+			atomic_fetch_add(&shim_nulls, 1);
 	}
 	return p ? p : __libc_malloc(n);
 }
@@ -151,6 +153,10 @@ int main(void)
 	struct lfp_stats st;
 	char *s;
 
+	/* Make the pool now: while it is being made, other threads' small
+	 * mallocs go to glibc and would not be counted. */
+	if (!shim_ready())
+		return 1;
 	for (int wave = 0; wave < 3; wave++) { /* new threads every wave */
 		for (unsigned i = 0; i < THREADS; i++)
 			if (pthread_create(&th[i], NULL, shim_worker,
@@ -164,10 +170,13 @@ int main(void)
 	s = strdup("served by the pool");
 	free(s);
 	lfp_stats(shim_pool, &st);
-	printf("malloc_shim: %llu small mallocs served by the pool, %llu live at "
-	       "the end, deepest malloc nesting %llu\n",
+	printf("malloc_shim: %llu small mallocs served by the pool, %llu NULL "
+	       "(%llu failed allocations, %llu steals), %llu live at the end, "
+	       "deepest malloc nesting %llu\n",
 	       (unsigned long long)atomic_load(&shim_served),
-	       (unsigned long long)st.live,
+	       (unsigned long long)atomic_load(&shim_nulls),
+	       (unsigned long long)st.failed_allocs,
+	       (unsigned long long)st.steals, (unsigned long long)st.live,
 	       (unsigned long long)atomic_load(&shim_depth_max));
 	if (atomic_load(&shim_served) < 3 * THREADS * ROUNDS ||
 	    atomic_load(&shim_depth_max) > 2) {

@@ -11,6 +11,7 @@
  */
 #include <lfpool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct lfp_pool *pool;
@@ -41,8 +42,15 @@ static int run(const char *what)
 	char sink;
 
 	if (!strcmp(what, "leak")) {
+		/*
+		 * memcheck skips its leak search when no malloc'd block is in
+		 * use at exit, whatever mempool blocks are; lfpool mallocs
+		 * nothing, so keep one block, as any real program has.
+		 */
+		void *kept = malloc(16);
+
 		leak_some();
-		return 0;
+		return kept == NULL;
 	}
 	p = lfp_alloc(pool);
 	memset((char *)p, 1, 48);
