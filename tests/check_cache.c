@@ -221,6 +221,57 @@ static void *last_slot(void *arg)
 	return NULL;
 }
 
+/*
+ * Another library's per-thread state, torn down at thread exit after
+ * lfpool's own destructor ran: it allocates and releases on the pool and
+ * re-arms itself, as glibc allows for a few rounds. What it does must not
+ * leave the thread a cache that nothing gives back.
+ */
+static struct lfp_pool *late_pool;
+static pthread_key_t late_key;
+static _Atomic uint32_t late_rounds;
+
+static void late_dtor(void *v)
+{
+	atomic_fetch_add(&late_rounds, 1);
+	ck_assert_int_eq(lfp_free(late_pool, lfp_alloc(late_pool)), 0);
+	pthread_setspecific(late_key, v);
+}
+
+static void *late_thread(void *arg)
+{
+	pthread_setspecific(late_key, arg);
+	ck_assert_int_eq(lfp_free(late_pool, lfp_alloc(late_pool)), 0);
+	return NULL;
+}
+
+START_TEST(late_destructors_keep_no_cache)
+{
+	struct lfpi_census census;
+	struct lfp_stats st;
+	pthread_t t;
+
+	late_pool = test_pool_flags(64, 1024, 0);
+	/* Made after the pool, so after lfpool's key: its destructor runs
+	 * later in each round. */
+	ck_assert_int_eq(pthread_key_create(&late_key, late_dtor), 0);
+	for (int i = 0; i < 50; i++) {
+		ck_assert_int_eq(pthread_create(&t, NULL, late_thread, &late_key),
+				 0);
+		pthread_join(t, NULL);
+	}
+	lfp_stats(late_pool, &st);
+	ck_assert_uint_ge(atomic_load(&late_rounds), 50);
+	ck_assert_msg(st.cached == 0,
+		      "%llu slots still cached after every thread exited",
+		      (unsigned long long)st.cached);
+	ck_assert_uint_eq(st.live, 0);
+	ck_audit(late_pool, &census);
+	pthread_key_delete(late_key);
+	lfp_destroy(late_pool);
+}
+END_TEST
+
 START_TEST(no_false_exhaustion)
 {
 	pthread_t th[NTH];
@@ -385,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, bad_cache_configs);
 	tcase_add_loop_test(tc, bulk_calls, 0, TEST_NMODES);
 	tcase_add_test(tc, exiting_threads_lose_nothing);
+	tcase_add_test(tc, late_destructors_keep_no_cache);
 	/* 0, 1: implicit/explicit with membarrier; 2, 3: seq_cst fallback */
 	tcase_add_loop_test(tc, no_false_exhaustion, 0, 4);
 	tcase_add_loop_test(tc, cross_thread_frees, 0, 2);
