@@ -471,7 +471,13 @@ typedef struct {
 	uint64_t bits; /* generation << 32 | index */
 } lfp_handle;
 
+/* C++ has no compound literals: there the null handle is a value-initialised,
+ * that is zeroed, lfp_handle. */
+#ifdef __cplusplus
+#define LFP_NULL_HANDLE (lfp_handle())
+#else
 #define LFP_NULL_HANDLE ((lfp_handle){ 0 })
+#endif
 
 /* The slot index and the generation a handle names. */
 static inline uint32_t lfp_handle_index(lfp_handle h)

@@ -64,10 +64,22 @@ check_install() {
 	}
 	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 	export PKG_CONFIG_PATH
+	# lfpool.h needs only its own directory: liburcu's flags stay private.
+	cflags=$(pkg-config --cflags lfpool | sed 's/[[:space:]]*$//')
+	if [ "$cflags" != "-I$prefix/include" ]; then
+		echo "pkg-config --cflags lfpool gives '$cflags'," \
+		     "not only -I$prefix/include (liburcu's flags leak)" >&2
+		exit 1
+	fi
 	# shellcheck disable=SC2046
 	cc -std=c11 -Wall -Werror -o "$dir/installed" tests/installed.c \
 		$(pkg-config --cflags --libs lfpool)
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed"
+	# A static link must find everything liblfpool.a needs in --static.
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Werror -static -o "$dir/installed-static" \
+		tests/installed.c $(pkg-config --cflags --static --libs lfpool)
+	"$dir/installed-static"
 }
 
 passed=0

@@ -5,6 +5,10 @@
  *                  allocates again (ASan reports the write; otherwise the
  *                  release fill reports it at the next allocation)
  *   misuse read    reads an object after releasing it (ASan, memcheck)
+ *   misuse stale   writes into two objects released in release_late(),
+ *                  one whose neighbours were released earlier, one whose
+ *                  slot was released once before, in release_early()
+ *                  (memcheck must name each object and release_late)
  *   misuse leak    loses the last pointer to a live object (memcheck)
  *   misuse ok      uses the pool correctly: must exit 0 under every tool
  * It exits 0 when the misuse went unnoticed.
@@ -36,6 +40,49 @@ static __attribute__((noinline)) void wipe_stack(void)
 	memset((char *)junk, 0, sizeof(junk));
 }
 
+/*
+ * Two release sites that a report must tell apart. Each counts into its
+ * own variable, so that the compiler neither folds them into one function
+ * nor turns the call into a tail call that leaves no frame.
+ */
+static int early, late;
+
+static __attribute__((noinline)) void release_early(void *obj)
+{
+	early += lfp_free(pool, obj) == 0;
+}
+
+static __attribute__((noinline)) void release_late(void *obj)
+{
+	late += lfp_free(pool, obj) == 0;
+}
+
+/*
+ * Fill the pool, so that the slot a release frees is the one the next
+ * allocation takes. Slot 10's neighbours 9 and 11 are released before
+ * it; slot 20 lived once before, and that life ended in release_early.
+ * memcheck must name slots 10 and 20 and their last release.
+ */
+static int stale(void)
+{
+	void *objs[64];
+	volatile char *a = lfp_at(pool, 10), *b = lfp_at(pool, 20);
+
+	if (lfp_alloc_bulk(pool, objs, 64) != 64)
+		return 2;
+	release_early((char *)b);
+	if (lfp_alloc(pool) != b)
+		return 2;
+	release_early(lfp_at(pool, 9));
+	release_early(lfp_at(pool, 11));
+	release_late((char *)a);
+	release_late((char *)b);
+	a[3] = 42;
+	a[45] = 42;
+	b[3] = 42;
+	return early == 3 && late == 2 ? 0 : 2;
+}
+
 static int run(const char *what)
 {
 	volatile char *p;
@@ -52,6 +99,8 @@ static int run(const char *what)
 		leak_some();
 		return kept == NULL;
 	}
+	if (!strcmp(what, "stale"))
+		return stale();
 	p = lfp_alloc(pool);
 	memset((char *)p, 1, 48);
 	if (!strcmp(what, "ok")) {
