@@ -38,6 +38,7 @@
 #define VALGRIND_DESTROY_MEMPOOL(pool) ((void)0)
 #define VALGRIND_MEMPOOL_ALLOC(pool, addr, size) ((void)0)
 #define VALGRIND_MEMPOOL_FREE(pool, addr) ((void)0)
+#define VALGRIND_MAKE_MEM_DEFINED(addr, size) ((void)0)
 #define VALGRIND_CREATE_BLOCK(addr, size, desc) 0u
 #define VALGRIND_DISCARD(handle) ((void)0)
 #endif
@@ -218,6 +219,10 @@ void lfpi_debug_alloc(struct lfp_pool *pool, uint32_t idx, bool fresh)
 		if (!fresh)
 			debug_vg_forget(pool, obj);
 		VALGRIND_MEMPOOL_ALLOC(pool, obj, pool->obj_size);
+		/* A reused object of a pool with a ctor holds its constructed
+		 * state, which MEMPOOL_ALLOC just marked undefined. */
+		if (!fresh && pool->ctor)
+			VALGRIND_MAKE_MEM_DEFINED(obj, pool->obj_size);
 	}
 	if (pool->debug & LFPI_DBG_ASAN)
 		ASAN_UNPOISON_MEMORY_REGION(obj, pool->obj_size);

@@ -11,6 +11,8 @@
  *                  (memcheck must name each object and release_late)
  *   misuse leak    loses the last pointer to a live object (memcheck)
  *   misuse ok      uses the pool correctly: must exit 0 under every tool
+ *   misuse ctor    reads the constructed state of a reused object of a
+ *                  pool with a ctor: correct, must exit 0 under every tool
  * It exits 0 when the misuse went unnoticed.
  */
 #include <lfpool.h>
@@ -83,6 +85,33 @@ static int stale(void)
 	return early == 3 && late == 2 ? 0 : 2;
 }
 
+/* The constructed state: a reused object still holds it. */
+static void construct(void *obj, void *arg)
+{
+	(void)arg;
+	memset(obj, 7, 48);
+}
+
+static int ctor_state(void)
+{
+	struct lfp_config cfg = { .obj_size = 48, .capacity = 64,
+				  .ctor = construct };
+	struct lfp_pool *cpool;
+	volatile char *p;
+	int bad = 0;
+
+	if (lfp_create(&cfg, &cpool))
+		return 2;
+	for (int i = 0; i < 3; i++) {
+		p = lfp_alloc(cpool);
+		if (p[47] != 7) /* a branch on the state: memcheck looks */
+			bad = 1;
+		lfp_free(cpool, (char *)p);
+	}
+	lfp_destroy(cpool);
+	return bad;
+}
+
 static int run(const char *what)
 {
 	volatile char *p;
@@ -101,6 +130,8 @@ static int run(const char *what)
 	}
 	if (!strcmp(what, "stale"))
 		return stale();
+	if (!strcmp(what, "ctor"))
+		return ctor_state();
 	p = lfp_alloc(pool);
 	memset((char *)p, 1, 48);
 	if (!strcmp(what, "ok")) {
