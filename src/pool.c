@@ -353,26 +353,29 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 	if (!pool || !out)
 		return;
 	memset(out, 0, sizeof(*out));
+	/*
+	 * Hits are counted as misses, off the fast path: hits = allocs -
+	 * misses. Misses first: a miss is counted after its allocation, so
+	 * read in this order a miss cannot outrun its allocation (except
+	 * through the reordering relaxed loads allow; the clamp keeps that
+	 * from wrapping). Hits before allocs, which are read later and so
+	 * can only be larger (the counters only grow): hits <= allocs.
+	 */
+	pending = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
+				 NULL);
+	live = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL);
+	out->cache_hits = live > pending ? live - pending : 0;
 	/* Frees before allocs: a racing pair can then only overstate live. */
 	out->frees = pool_sum(pool, offsetof(struct lfpi_counters, frees));
 	out->allocs = pool_sum(pool, offsetof(struct lfpi_counters, allocs));
+	if (out->cache_hits > out->allocs)
+		out->cache_hits = out->allocs;
 	out->failed_allocs =
 		pool_sum(pool, offsetof(struct lfpi_counters, failed_allocs));
 	out->rejected_frees =
 		pool_sum(pool, offsetof(struct lfpi_counters, rejected_frees));
 	out->cas_retries =
 		pool_sum(pool, offsetof(struct lfpi_counters, cas_retries));
-	/*
-	 * Hits are counted as misses, off the fast path: hits = allocs -
-	 * misses. Misses first: a miss is counted after its allocation, so
-	 * sums read in this order cannot make a miss outrun its allocation,
-	 * except through the reordering relaxed loads allow; the clamp keeps
-	 * that from wrapping.
-	 */
-	pending = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
-				 NULL);
-	live = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL);
-	out->cache_hits = live > pending ? live - pending : 0;
 	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
 	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
 	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));
