@@ -115,6 +115,8 @@ void stress_trim_join(struct stress_run *r)
 	if (t->started)
 		pthread_join(t->thread, NULL);
 	t->started = false;
-	if (stress_mode_enabled(r->o, STRESS_TRIM))
+	if (stress_mode_enabled(r->o, STRESS_TRIM) &&
+	    atomic_load_explicit(&r->stop, memory_order_relaxed) !=
+		    STRESS_ABORT)
 		stress_check_growth(r, "in the run");
 }
