@@ -51,12 +51,14 @@ idle)
 	want='VIOLATION: idle round [0-9]*: .*expected [0-9]* free' ;;
 trim)
 	fault=${STRESS_FAULT:-./lfpool-stress-fault-trim}
-	# Tiny pools, so that trims are short and many; 256 given-up caches
+	# Tiny pools, so that trims are short and many; 1024 given-up caches
 	# in the registry, so that the steal walk between an allocation's
 	# last look at the free list and its decision is long.
-	setups="--capacity 24 --hold 2 --mix pool,trim --spare-caches 256"
-	setups="$setups;--capacity 64 --hold 2 --cache-size 2 --mix cache,explicit,trim --spare-caches 256"
-	setups="$setups;--capacity 24 --hold 2 --mix pool,trim --spare-caches 256 --exhaust abort"
+	setups="--capacity 24 --hold 2 --mix pool,trim --spare-caches 1024"
+	# Cached: holding more than a cache's worth, a worker keeps going
+	# to the shared list.
+	setups="$setups;--capacity 48 --hold 3 --cache-size 2 --mix cache,trim --spare-caches 1024"
+	setups="$setups;--capacity 24 --hold 2 --mix pool,trim --spare-caches 1024 --exhaust abort"
 	limit="--duration $time"
 	want='VIOLATION: .*cannot run dry' ;;
 *)
