@@ -123,6 +123,21 @@ void stress_stamp(struct stress_run *r, void *obj, const struct stress_mark *m)
 	}
 }
 
+/* Claim and stamp an object for a thread that is not a worker (the
+ * drainer, the first touch of trim): h then holds what to verify. */
+bool stress_own(struct stress_run *r, uint32_t tid, void *obj, uint64_t seq,
+		const char *op, struct stress_held *h)
+{
+	uint32_t slot;
+
+	if (!stress_claim(r, tid, obj, op, &slot))
+		return false;
+	*h = (struct stress_held){ obj, { tid, slot, 0, seq }, LFP_NULL_HANDLE,
+				   false };
+	stress_stamp(r, obj, &h->mark);
+	return true;
+}
+
 /* Name the first difference between an object and its expected pattern. */
 static bool check_differs(struct stress_run *r, const struct stress_held *e,
 			  uint32_t holder, const char *op, size_t off)

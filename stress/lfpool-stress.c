@@ -64,16 +64,37 @@ static int run_pool(struct stress_run *r)
 #endif
 	cfg.flags |= (o->strict ? LFP_F_STRICT : 0) |
 		     (o->poison ? LFP_F_POISON : 0);
-	if (o->grow) {
-		cfg.exhaust = LFP_EXHAUST_GROW;
+	cfg.exhaust = o->exhaust;
+	if (o->exhaust == LFP_EXHAUST_GROW)
 		cfg.max_capacity = o->grow;
-	}
 	if (o->hooks)
 		stress_hooks(r, &cfg);
 	if ((err = lfp_create(&cfg, &r->pool)))
 		fprintf(stderr, "lfpool-stress: lfp_create: %s\n",
 			strerror(-err));
 	return err;
+}
+
+/*
+ * Caches that threads made and gave up stay in the pool's registry, to
+ * be reused by the next thread; every steal walks past them.
+ */
+static int run_spare_caches(struct stress_run *r)
+{
+#if STRESS_HAVE_CACHES
+	uint32_t n = r->o->spare_caches;
+	struct lfp_cache **c = calloc(n ? n : 1, sizeof(*c));
+
+	if (!c)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(c[i] = lfp_cache_create(r->pool)))
+			break;
+	for (uint32_t i = 0; i < n && c[i]; i++)
+		lfp_cache_destroy(c[i]);
+	free(c);
+#endif
+	return 0;
 }
 
 static int run_workers(struct stress_run *r)
@@ -119,10 +140,12 @@ static int run_setup(struct stress_run *r, const struct stress_opts *o)
 	atomic_init(&r->have_msg, false);
 	if (run_pool(r))
 		return -1;
+	stress_exhaust_setup(r);
 	r->slots = o->grow > o->capacity ? o->grow : o->capacity;
 	r->owner = malloc(r->slots * sizeof(*r->owner));
 	r->touched = malloc(r->slots * sizeof(*r->touched));
-	if (!r->owner || !r->touched || run_workers(r)) {
+	if (!r->owner || !r->touched || run_workers(r) ||
+	    run_spare_caches(r) || stress_idle_setup(r)) {
 		fputs("lfpool-stress: out of memory\n", stderr);
 		return -1;
 	}
@@ -142,6 +165,7 @@ static void run_teardown(struct stress_run *r)
 	free(r->w);
 	free(r->owner);
 	free(r->touched);
+	stress_idle_teardown(r);
 	lfp_destroy(r->pool);
 }
 
@@ -223,6 +247,7 @@ static void sup_tick(struct stress_run *r, struct sup *s, double t)
 				 "in the pool?)", t - s->last_change);
 	}
 	sup_check_stats(r);
+	stress_check_growth(r, "while running");
 	sup_rss(r, s, t);
 	if (r->o->progress)
 		stress_progress(r, t - s->t0,
@@ -292,6 +317,12 @@ void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
 	to->reads += from->reads;
 	to->overlaps += from->overlaps;
 	to->barriers += from->barriers;
+	to->rounds += from->rounds;
+	to->drained += from->drained;
+	to->grabbed += from->grabbed;
+	to->napped += from->napped;
+	to->trims += from->trims;
+	to->trimmed += from->trimmed;
 	for (int m = 0; m < STRESS_NMODES; m++)
 		to->by_mode[m] += from->by_mode[m];
 }
@@ -301,6 +332,7 @@ static void run_sum(const struct stress_run *r, struct stress_tally *t)
 	memset(t, 0, sizeof(*t));
 	for (unsigned i = 0; i < r->o->threads; i++)
 		stress_tally_add(t, &r->w[i].tally);
+	stress_tally_add(t, &r->trim.tally);
 }
 
 /* Resident memory may not keep growing once the run is warm. */
@@ -327,6 +359,7 @@ static void run_start(struct stress_run *r, struct sup *s)
 	memset(s, 0, sizeof(*s));
 	s->rss.warm_at = warm < 1 ? 1 : warm > 60 ? 60 : warm;
 	s->rss.start = stress_rss_now();
+	stress_trim_start(r);
 	for (unsigned i = 0; i < o->threads; i++)
 		if (stress_spawn(&r->w[i])) {
 			stress_violation(r, "cannot start a thread for "
@@ -373,6 +406,7 @@ int main(int argc, char **argv)
 	run_start(&r, &s);
 	supervise(&r, &s);
 	elapsed = run_join(&r, &s);
+	stress_trim_join(&r);
 	s.rss.end = stress_rss_now();
 	run_sum(&r, &total);
 	if (run_stop(&r) != STRESS_ABORT) {

@@ -13,8 +13,15 @@ const char *const stress_mode_name[STRESS_NMODES] = {
 	[STRESS_EXPLICIT] = "explicit", [STRESS_BULK] = "bulk",
 	[STRESS_HANDOFF] = "handoff",   [STRESS_EXIT] = "exit",
 	[STRESS_BAD] = "bad",           [STRESS_HANDLE] = "handle",
-	[STRESS_DEFERRED] = "deferred",
+	[STRESS_DEFERRED] = "deferred", [STRESS_IDLING] = "idle",
+	[STRESS_TRIM] = "trim",
 };
+
+/* The modes 'all' leaves out: each shapes the whole run. */
+static bool opt_special(int m)
+{
+	return m == STRESS_POOL || m == STRESS_IDLING || m == STRESS_TRIM;
+}
 
 /* The modes that need the per-thread cache API. */
 static bool opt_needs_caches(int m)
@@ -51,6 +58,16 @@ static void opt_usage(FILE *f)
 "      --batch-size N  lfp_config.batch_size (default 0: the pool's own)\n"
 "      --grow N        let the pool grow (LFP_EXHAUST_GROW) from --capacity\n"
 "                      up to N objects\n"
+"      --exhaust P     what the pool does when it runs out: null (return\n"
+"                      NULL, the default), grow (up to --grow, default\n"
+"                      twice --capacity) or abort (only in runs sized so\n"
+"                      that the pool cannot run dry, see below)\n"
+"      --idle-every N  with idle: mean operations per worker between idle\n"
+"                      rounds (default 500)\n"
+"      --spare-caches N  make N explicit caches and give them up before the\n"
+"                      run, as threads that came and went leave theirs in\n"
+"                      the pool's registry: every steal walks past them\n"
+"                      (default 0)\n"
 "      --strict        create the pool with LFP_F_STRICT\n"
 "      --poison        create the pool with LFP_F_POISON\n"
 "      --hooks         give the pool a ctor, on_alloc and on_free, and check\n"
@@ -83,7 +100,7 @@ static void opt_usage(FILE *f)
 "\n"
 "The mix is a comma-separated list of modes, each optionally weighted as\n"
 "name:W (W = 1..100, default 1); 'all' stands for every mode this build\n"
-"supports but pool. Allocation picks among pool, cache, explicit and bulk\n"
+"supports but pool, idle and trim. Allocation picks among pool, cache, explicit and bulk\n"
 "by weight; release picks among those, handoff, handle and deferred.\n"
 "The modes:\n"
 "  pool      lfp_alloc/lfp_free on a pool created with LFP_F_NO_CACHE:\n"
@@ -120,8 +137,37 @@ static void opt_usage(FILE *f)
 "            a thread that holds nothing and finds the pool empty with a\n"
 "            quarter of it waiting calls lfp_barrier, as the main thread\n"
 "            does before the final checks\n"
+"  idle      now and then (--idle-every) every worker parks on a condition\n"
+"            variable between two operations, outside any pool call,\n"
+"            holding its objects, its implicit and explicit caches and\n"
+"            what is in its inbox, while a drainer thread allocates from\n"
+"            the pool (lfp_alloc, lfp_cache_alloc or lfp_alloc_bulk in\n"
+"            turn) until it runs out. Everything the workers do not hold\n"
+"            must come out: with null the drainer must get exactly\n"
+"            capacity minus what they hold before NULL; with grow, that\n"
+"            many before the pool grows; with abort, that many without\n"
+"            aborting. Then it releases all and the workers go on.\n"
+"            Excludes exit, deferred and trim\n"
+"  trim      a thread calls lfp_trim in a loop while the workers allocate\n"
+"            and release. The pool is first touched whole, so that an\n"
+"            allocation that finds the free list empty (taken aside by\n"
+"            lfp_trim) has nowhere else to go but wait. The run must be\n"
+"            sized so that the pool cannot run dry (see below): any\n"
+"            allocation that fails, any growth, any abort is a violation.\n"
+"            Excludes handoff, exit, deferred and idle\n"
 "A mix with no allocating mode gets cache (pool in builds without the\n"
-"cache API). Example: --mix cache:4,bulk,handoff:2,exit\n",
+"cache API). Example: --mix cache:4,bulk,handoff:2,exit\n"
+"\n"
+"Runs that cannot run dry: trim, and any run with --exhaust abort, treat\n"
+"every failed allocation as a violation, so they must be sized so that\n"
+"no allocation can legitimately fail: the threads must hold and park\n"
+"fewer slots than the pool has. A worker holds at most --hold objects\n"
+"and parks at most (caches + 1) x --cache-size slots, caches being its\n"
+"implicit cache (unless pool) and its explicit one (with explicit), the\n"
+"extra one for a chain taken off the shared list; the drainer parks up\n"
+"to a cache-size per cache of its own. Such runs also exclude handoff,\n"
+"exit and deferred, and use --cache-size 4 unless told otherwise.\n"
+"Example: --mix pool,trim --capacity 24 --hold 2 --threads 4\n",
 		f);
 }
 
@@ -196,11 +242,12 @@ static int opt_mode_named(const char *name, size_t len)
 	return -1;
 }
 
-/* Enable every mode this build supports but pool. */
+/* Enable every mode this build supports but pool, idle and trim. */
 static void opt_mix_all(struct stress_opts *o, unsigned w)
 {
 	for (int m = 0; m < STRESS_NMODES; m++)
-		if (m != STRESS_POOL && (STRESS_HAVE_CACHES || !opt_needs_caches(m)))
+		if (!opt_special(m) &&
+		    (STRESS_HAVE_CACHES || !opt_needs_caches(m)))
 			o->weight[m] = w;
 	if (!STRESS_HAVE_CACHES)
 		o->weight[STRESS_POOL] = w;
@@ -298,6 +345,7 @@ static void opt_defaults(struct stress_opts *o)
 	o->obj_size = 64;
 	o->hold = 64;
 	o->life = 2000;
+	o->idle_every = 500;
 	o->progress = isatty(STDERR_FILENO);
 	o->rss_slack = STRESS_SANITIZED ? -1 : 4;
 	o->stall = 60;
@@ -319,7 +367,8 @@ static void opt_list_modes(void)
 enum {
 	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_GROW,
 	OPT_STRICT, OPT_POISON, OPT_HOOKS, OPT_JSON, OPT_PROGRESS,
-	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST
+	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST, OPT_EXHAUST, OPT_IDLE,
+	OPT_SPARE
 };
 
 static const struct option opt_long[] = {
@@ -335,6 +384,9 @@ static const struct option opt_long[] = {
 	{ "cache-size", required_argument, NULL, OPT_CACHE },
 	{ "batch-size", required_argument, NULL, OPT_BATCH },
 	{ "grow", required_argument, NULL, OPT_GROW },
+	{ "exhaust", required_argument, NULL, OPT_EXHAUST },
+	{ "idle-every", required_argument, NULL, OPT_IDLE },
+	{ "spare-caches", required_argument, NULL, OPT_SPARE },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "poison", no_argument, NULL, OPT_POISON },
 	{ "hooks", no_argument, NULL, OPT_HOOKS },
@@ -384,6 +436,30 @@ static int opt_stall(struct stress_opts *o, const char *a)
 	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
 }
 
+static const char *const opt_exhaust_names[] = {
+	[LFP_EXHAUST_NULL] = "null",
+	[LFP_EXHAUST_GROW] = "grow",
+	[LFP_EXHAUST_ABORT] = "abort",
+};
+
+/* --exhaust: the policies the harness can judge (not reclaim). */
+static int opt_exhaust(struct stress_opts *o, const char *a)
+{
+	for (uint32_t p = 0; p <= LFP_EXHAUST_ABORT; p++)
+		if (opt_exhaust_names[p] && !strcmp(a, opt_exhaust_names[p])) {
+			o->exhaust = p;
+			return 0;
+		}
+	return opt_bad("exhaustion policy", a);
+}
+
+const char *stress_exhaust_name(uint32_t exhaust)
+{
+	return exhaust <= LFP_EXHAUST_ABORT && opt_exhaust_names[exhaust]
+		       ? opt_exhaust_names[exhaust]
+		       : "?";
+}
+
 /* The options that say how to make the pool; -ENOENT for any other. */
 static int opt_pool(struct stress_opts *o, int c, const char *a)
 {
@@ -391,6 +467,11 @@ static int opt_pool(struct stress_opts *o, int c, const char *a)
 	case OPT_GROW:
 		return opt_u32(a, 1, LFP_MAX_CAPACITY / 2, "growth limit",
 			       &o->grow);
+	case OPT_EXHAUST:
+		return opt_exhaust(o, a);
+	case OPT_SPARE:
+		return opt_u32(a, 0, 65536, "spare cache count",
+			       &o->spare_caches);
 	case OPT_STRICT:
 		o->strict = true;
 		return 0;
@@ -432,6 +513,9 @@ static int opt_shape(struct stress_opts *o, int c, const char *a)
 		return opt_u32(a, 0, UINT32_MAX, "cache size", &o->cache_size);
 	case OPT_BATCH:
 		return opt_u32(a, 0, UINT32_MAX, "batch size", &o->batch_size);
+	case OPT_IDLE:
+		return opt_u32(a, 1, UINT32_MAX / 4, "idle period",
+			       &o->idle_every);
 	}
 	return opt_pool(o, c, a);
 }
@@ -463,6 +547,86 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 	return -EINVAL; /* getopt has said what was wrong */
 }
 
+/* --grow and --exhaust together: --grow alone means grow. */
+static int opt_policy(struct stress_opts *o)
+{
+	if (o->grow && o->exhaust == LFP_EXHAUST_NULL)
+		o->exhaust = LFP_EXHAUST_GROW;
+	if (o->grow && o->exhaust != LFP_EXHAUST_GROW) {
+		fputs("lfpool-stress: --grow goes with --exhaust grow only\n",
+		      stderr);
+		return -EINVAL;
+	}
+	if (o->exhaust == LFP_EXHAUST_GROW && !o->grow)
+		o->grow = o->capacity > LFP_MAX_CAPACITY / 4 ? LFP_MAX_CAPACITY / 2
+							   : 2 * o->capacity;
+	if (o->grow && o->grow < o->capacity) {
+		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether what `who` names (on) rules mode n out. */
+static int opt_excludes(const struct stress_opts *o, const char *who, bool on,
+			enum stress_mode n, const char *why)
+{
+	if (!on || !o->weight[n])
+		return 0;
+	fprintf(stderr, "lfpool-stress: %s excludes %s: %s\n", who,
+		stress_mode_name[n], why);
+	return -EINVAL;
+}
+
+/*
+ * A run that judges every failed allocation must be one where none can
+ * fail legitimately: what the threads can hold and park stays below the
+ * capacity (exhaust.c).
+ */
+static int opt_never_dry(struct stress_opts *o)
+{
+	static const char why[] = "a run that cannot run dry must know "
+				  "how many slots each thread keeps";
+	const char *who = o->weight[STRESS_TRIM] ? "trim" : "--exhaust abort";
+	uint64_t bound;
+	int err;
+
+	if ((err = opt_excludes(o, who, true, STRESS_HANDOFF, why)) ||
+	    (err = opt_excludes(o, who, true, STRESS_EXIT, why)) ||
+	    (err = opt_excludes(o, who, true, STRESS_DEFERRED, why)))
+		return err;
+	if (!o->cache_size)
+		o->cache_size = 4;
+	bound = stress_bound(o);
+	if (bound < o->capacity)
+		return 0;
+	fprintf(stderr, "lfpool-stress: %s needs a pool that cannot run "
+		"dry, but %u threads may hold and park %llu slots, not fewer "
+		"than --capacity %u: raise --capacity or lower --threads, "
+		"--hold or --cache-size (see --help)\n", who, o->threads,
+		(unsigned long long)bound, o->capacity);
+	return -EINVAL;
+}
+
+/* Modes that do not go together. */
+static int opt_combine(struct stress_opts *o)
+{
+	static const char idle[] = "the drainer needs every worker parked "
+				   "and nothing waiting for a grace period";
+	bool on = o->weight[STRESS_IDLING];
+	int err;
+
+	if ((err = opt_excludes(o, "idle", on, STRESS_EXIT, idle)) ||
+	    (err = opt_excludes(o, "idle", on, STRESS_DEFERRED, idle)) ||
+	    (err = opt_excludes(o, "idle", on, STRESS_TRIM,
+				"each has its own way to judge a failed "
+				"allocation")))
+		return err;
+	if (o->weight[STRESS_TRIM] || o->exhaust == LFP_EXHAUST_ABORT)
+		return opt_never_dry(o);
+	return 0;
+}
+
 /* Returns 0 to run, 1 to exit successfully (help), < 0 on a bad line. */
 int stress_parse(int argc, char **argv, struct stress_opts *o)
 {
@@ -482,10 +646,8 @@ int stress_parse(int argc, char **argv, struct stress_opts *o)
 		return opt_bad("argument", argv[optind]);
 	if (!o->ops && !o->duration)
 		o->ops = 100000;
-	if (o->grow && o->grow < o->capacity) {
-		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
-		return -EINVAL;
-	}
+	if ((err = opt_policy(o)) || (err = opt_combine(o)))
+		return err;
 	if (o->json && !progress_set)
 		o->progress = false;
 	opt_mix_text(o);

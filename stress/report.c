@@ -101,6 +101,14 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 		printf("  pool made with:%s%s%s, growing to %" PRIu32 "\n",
 		       o->strict ? " strict" : "", o->poison ? " poison" : "",
 		       o->hooks ? " hooks" : "", o->grow ? o->grow : o->capacity);
+	printf("  on exhaustion: %s%s", stress_exhaust_name(o->exhaust),
+	       r->never_dry ? ", and the pool cannot run dry" : "");
+	if (r->never_dry)
+		printf(" (the threads hold and park %" PRIu64 " slots at most)",
+		       r->bound);
+	if (o->spare_caches)
+		printf("; %" PRIu32 " spare caches", o->spare_caches);
+	putchar('\n');
 	printf("  %" PRIu64 " operations in %.3f s: %.0f ops/s\n", t->ops,
 	       secs, report_rate(t->ops, secs));
 	printf("  objects: %" PRIu64 " allocated, %" PRIu64 " released, %"
@@ -117,6 +125,15 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 		       "object released), %" PRIu64 " barriers\n",
 		       t->probes, t->stale, t->deferred, t->reads,
 		       t->overlaps, t->barriers);
+	if (stress_mode_enabled(o, STRESS_IDLING))
+		printf("  idle: %" PRIu64 " rounds with every worker parked, %"
+		       PRIu64 " objects drained in them (%" PRIu64 " while "
+		       "the workers went idle); %" PRIu64 " workers held up "
+		       "inside a pool call as a round began\n", t->rounds,
+		       t->drained, t->grabbed, t->napped);
+	if (stress_mode_enabled(o, STRESS_TRIM))
+		printf("  trim: %" PRIu64 " lfp_trim calls gave back %" PRIu64
+		       " bytes\n", t->trims, t->trimmed);
 	printf("  operations by mode:");
 	for (int i = 0; i < STRESS_NMODES; i++)
 		if (t->by_mode[i])
@@ -173,6 +190,9 @@ static void report_json_run(const struct stress_run *r,
 	printf(",\"strict\":%s,\"poison\":%s,\"hooks\":%s,\"grow\":%" PRIu32,
 	       o->strict ? "true" : "false", o->poison ? "true" : "false",
 	       o->hooks ? "true" : "false", o->grow);
+	printf(",\"exhaust\":\"%s\",\"never_dry\":%s,\"bound\":%" PRIu64
+	       ",\"spare_caches\":%" PRIu32, stress_exhaust_name(o->exhaust),
+	       r->never_dry ? "true" : "false", r->bound, o->spare_caches);
 	printf(",\"seed\":%" PRIu64 ",\"capacity\":%" PRIu32
 	       ",\"obj_size\":%" PRIu32 ",\"hold\":%" PRIu32
 	       ",\"ops_per_thread\":%" PRIu64 ",\"duration_s\":%g"
@@ -190,6 +210,11 @@ static void report_json_run(const struct stress_run *r,
 	       ",\"overlaps\":%" PRIu64 ",\"barriers\":%" PRIu64,
 	       t->probes, t->stale, t->deferred, t->reads, t->overlaps,
 	       t->barriers);
+	printf(",\"idle_rounds\":%" PRIu64 ",\"drained\":%" PRIu64
+	       ",\"grabbed\":%" PRIu64 ",\"napped\":%" PRIu64
+	       ",\"trims\":%" PRIu64 ",\"trimmed_bytes\":%" PRIu64,
+	       t->rounds, t->drained, t->grabbed, t->napped, t->trims,
+	       t->trimmed);
 	printf(",\"by_mode\":{");
 	for (int i = 0, n = 0; i < STRESS_NMODES; i++)
 		if (o->weight[i])

@@ -1,44 +1,94 @@
 #!/bin/sh
-# The harness must catch a broken pool. lfpool-stress-fault is linked with
-# a copy of the library whose stack pushes every 64th chain twice
-# (LFPI_FAULT_DOUBLE_PUSH in src/stack.c), which hands slots out twice.
-# Every run must fail with a violation that names a slot. (Under a
-# sanitizer the broken pool may also race or trip the sanitizer once the
-# harness has spoken, which changes the exit status; the message counts.)
-#   STRESS_FAULT_RUNS  runs (default 4), alternating a bare and a cached mix
-#   STRESS_OPS         operations per thread (default 30000)
-#   STRESS_FAULT       the harness (default: ./lfpool-stress-fault)
+# The harness must catch a broken pool. Each kind of fault has a copy of
+# the library built with it (src/Makefile.am), the harness linked with
+# that copy, and the modes that must catch it:
+#   double  lfpool-stress-fault: the stack pushes every 64th chain twice
+#           (LFPI_FAULT_DOUBLE_PUSH in src/stack.c), which hands slots out
+#           twice; the message must name a slot
+#   idle    lfpool-stress-fault-idle: a flush request left on a cache whose
+#           owner went idle strands its slots (LFPI_FAULT_IDLE_FLUSH); the
+#           idle mode's drainer must come up short
+#   trim    lfpool-stress-fault-trim: an allocation fails while lfp_trim
+#           has the free list aside (LFPI_FAULT_TRIM_RACE); the trim mode
+#           must see the allocation fail, or abort
+# Every run must fail with a violation. (Under a sanitizer the broken pool
+# may also race or trip the sanitizer once the harness has spoken, which
+# changes the exit status; the message counts.)
+#   STRESS_FAULT_KIND  double (the default), idle or trim
+#   STRESS_FAULT_RUNS  runs (default 4), taking the kind's setups in turn
+#   STRESS_OPS         double: operations per thread (default 30000)
+#   STRESS_FAULT_TIME  idle and trim: the most a run may take to catch the
+#                      fault (default 10s; they stop at the first catch)
+#   STRESS_FAULT       the harness (default: the kind's)
 set -u
 
-fault=${STRESS_FAULT:-./lfpool-stress-fault}
+kind=${STRESS_FAULT_KIND:-double}
 runs=${STRESS_FAULT_RUNS:-4}
 ops=${STRESS_OPS:-30000}
-modes=$("$fault" --list-modes) || exit 99
-case " $modes " in
-*" cache "*) mixes="pool all" ;;
-*) mixes="pool pool,handoff,exit" ;;
+time=${STRESS_FAULT_TIME:-10s}
+
+# Setups are separated by ';', each a list of options.
+case $kind in
+double)
+	fault=${STRESS_FAULT:-./lfpool-stress-fault}
+	modes=$("$fault" --list-modes) || exit 99
+	case " $modes " in
+	*" cache "*) mixes="pool;all" ;;
+	*) mixes="pool;pool,handoff,exit" ;;
+	esac
+	setups=$(echo "--mix $mixes" | sed 's/;/;--mix /g')
+	limit="--ops $ops"
+	want='VIOLATION: .*slots? [0-9]' ;;
+idle)
+	fault=${STRESS_FAULT:-./lfpool-stress-fault-idle}
+	# Caches of 16 on a pool of 128 held at 8 a worker: the caches hold
+	# slots when the drainer steals. Explicit caches, on a cached pool
+	# and on a bare one; the last with grow.
+	setups="--capacity 128 --cache-size 16 --batch-size 8 --hold 8 --mix cache,explicit,idle"
+	setups="$setups;--capacity 64 --hold 8 --mix pool,explicit,idle"
+	setups="$setups;--capacity 128 --cache-size 16 --batch-size 8 --hold 8 --mix cache,explicit,bulk,idle --exhaust grow --grow 1024"
+	limit="--duration $time --idle-every 1000"
+	want='VIOLATION: idle round [0-9]*: .*expected [0-9]* free' ;;
+trim)
+	fault=${STRESS_FAULT:-./lfpool-stress-fault-trim}
+	# Tiny pools, so that trims are short and many; 1024 given-up caches
+	# in the registry, so that the steal walk between an allocation's
+	# last look at the free list and its decision is long.
+	setups="--capacity 24 --hold 2 --mix pool,trim --spare-caches 1024"
+	# Cached: holding more than a cache's worth, a worker keeps going
+	# to the shared list.
+	setups="$setups;--capacity 48 --hold 3 --cache-size 2 --mix cache,trim --spare-caches 1024"
+	setups="$setups;--capacity 24 --hold 2 --mix pool,trim --spare-caches 1024 --exhaust abort"
+	limit="--duration $time"
+	want='VIOLATION: .*cannot run dry' ;;
+*)
+	echo "stress-fault.sh: STRESS_FAULT_KIND is double, idle or trim" >&2
+	exit 99 ;;
 esac
+nsetups=$(echo "$setups" | tr ';' '\n' | wc -l)
 
 out=$(mktemp) || exit 99
 trap 'rm -f "$out"' EXIT
 
-i=0 missed=0
+i=0 missed=0 start=$(date +%s)
 while [ $i -lt "$runs" ]; do
 	i=$((i + 1))
+	setup=$(echo "$setups" | tr ';' '\n' | sed -n "$(((i - 1) % nsetups + 1))p")
+	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	set -- $mixes
-	[ $((i % 2)) -eq 0 ] && [ $# -gt 1 ] && shift
-	"$fault" --no-progress --threads 4 --ops "$ops" --seed "$i" \
-		--mix "$1" >"$out" 2>&1
+	"$fault" --no-progress --threads 4 --seed "$i" $limit $setup \
+		>"$out" 2>&1
 	rc=$?
-	caught=$(grep -m 1 -E 'VIOLATION: .*slots? [0-9]' "$out")
+	caught=$(grep -m 1 -E "$want" "$out")
 	if [ $rc -ne 0 ] && [ -n "$caught" ]; then
-		echo "run $i (mix $1): caught, as it must be: $caught"
+		echo "run $i ($setup): caught in $(($(date +%s) - t0)) s," \
+			"as it must be: $caught"
 	else
-		echo "run $i (mix $1): NOT caught (exit $rc)"
+		echo "run $i ($setup): NOT caught (exit $rc)"
 		cat "$out"
 		missed=$((missed + 1))
 	fi
 done
-echo "broken pool caught in $((runs - missed)) of $runs runs"
+echo "broken pool ($kind) caught in $((runs - missed)) of $runs runs," \
+	"$(($(date +%s) - start)) s"
 [ $missed -eq 0 ]

@@ -16,10 +16,25 @@ matrix=${STRESS_MATRIX:-short}
 threads=${STRESS_THREADS:-2 4 8}
 modes=$("$stress" --list-modes) || exit 99
 
+# Idle rounds on pools whose caches hold slots when the drainer steals,
+# under each exhaustion policy (abort on a pool that cannot run dry); trim
+# on tiny pools, bare and cached, that cannot run dry, with given-up
+# caches in the registry. Both are sized for up to 8 threads.
+idle="cache,explicit,idle@128+hold=8+cache-size=16+batch-size=8"
+idle="$idle pool,explicit,bulk,handoff,idle@64+hold=8"
+idle="$idle cache,explicit,bulk,handle,idle@128+hold=8+cache-size=16+exhaust=grow+grow=1024"
+idle="$idle cache,explicit,idle@256+hold=4+cache-size=4+exhaust=abort"
+idle_long="cache,explicit,bulk,handoff,bad,idle@1024+hold=32+poison+strict+hooks"
+trim="pool,trim@24+hold=2+spare-caches=256"
+trim="$trim cache,explicit,trim@80+hold=2+cache-size=2+spare-caches=256"
+trim="$trim cache,trim@64+hold=3+cache-size=2+exhaust=abort"
+trim="$trim pool,trim@24+hold=2+exhaust=grow"
+trim_long="cache,explicit,bulk,handle,bad,trim@512+hold=16+cache-size=8+poison+hooks"
+
 case " $modes " in
 *" cache "*)
-	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks pool,handle,deferred,exit@32 explicit,handle,deferred,handoff"
-	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks" ;;
+	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks pool,handle,deferred,exit@32 explicit,handle,deferred,handoff $idle $trim"
+	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks $idle $idle_long $trim $trim_long" ;;
 *)
 	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32 pool,handle,deferred,exit@32"
 	long="pool pool,handoff pool,exit pool,bad pool,handle pool,deferred pool,handoff,exit,bad@32 pool,handle,deferred,exit@32" ;;

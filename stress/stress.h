@@ -12,8 +12,11 @@
  * Files: lfpool-stress.c (main and the supervisor), options.c (the command
  * line), worker.c (the worker threads and the modes), handle.c (handles:
  * taken, checked, released, forged and kept after release), rcu.c (RCU
- * readers and their registration), check.c (the invariants), report.c
- * (progress, summary, JSON, resident memory).
+ * readers and their registration), idle.c (workers parked holding caches
+ * while the drainer empties the pool), trim.c (lfp_trim racing
+ * allocation), exhaust.c (when running out is allowed: the bound on what
+ * threads can keep from each other, and LFP_EXHAUST_ABORT), check.c (the
+ * invariants), report.c (progress, summary, JSON, resident memory).
  */
 #ifndef LFP_STRESS_H
 #define LFP_STRESS_H
@@ -64,6 +67,8 @@ enum stress_mode {
 	STRESS_BAD,      /* releases of pointers the pool must refuse */
 	STRESS_HANDLE,   /* handles: release by handle, stale and forged ones */
 	STRESS_DEFERRED, /* lfp_free_deferred, and RCU readers of live objects */
+	STRESS_IDLING,   /* workers park holding caches; one thread drains */
+	STRESS_TRIM,     /* lfp_trim in a loop while the workers allocate */
 	STRESS_NMODES
 };
 
@@ -82,6 +87,9 @@ struct stress_opts {
 	uint32_t batch_size; /* lfp_config.batch_size, 0 = default */
 	uint32_t life;       /* mean operations per thread life with exit */
 	uint32_t grow;       /* max_capacity of a growing pool; 0 = fixed */
+	uint32_t exhaust;    /* enum lfp_exhaust: NULL, GROW or ABORT */
+	uint32_t idle_every; /* mean operations per worker between idle rounds */
+	uint32_t spare_caches; /* caches made and given up before the run */
 	bool strict;         /* LFP_F_STRICT */
 	bool poison;         /* LFP_F_POISON */
 	bool hooks;          /* count and check ctor, on_alloc, on_free */
@@ -161,6 +169,12 @@ struct stress_tally {
 	uint64_t reads;     /* RCU read sections that checked a live object */
 	uint64_t overlaps;  /* ... whose object was released meanwhile */
 	uint64_t barriers;  /* lfp_barrier calls on an exhausted pool */
+	uint64_t rounds;    /* idle rounds drained */
+	uint64_t drained;   /* objects the drainer took in them */
+	uint64_t grabbed;   /* ... of them while workers were going idle */
+	uint64_t napped;    /* workers nudged inside a pool call, held there */
+	uint64_t trims;     /* lfp_trim calls */
+	uint64_t trimmed;   /* bytes they gave back */
 	uint64_t by_mode[STRESS_NMODES]; /* operations by mode */
 };
 
@@ -186,6 +200,10 @@ struct stress_worker {
 	struct stress_held *held;  /* o->hold entries, empty between lives */
 	struct stress_tally tally; /* read by the supervisor after a join */
 	double done_at;            /* when the last life finished */
+	uint32_t parked_with;      /* objects held when parked (idle lock) */
+	pthread_t idler;           /* the life that parks, to signal (idle
+				      lock) */
+	bool idler_known;
 
 	/* Progress, written by the current life, read by the supervisor. */
 	alignas(STRESS_CACHELINE) _Atomic uint64_t ops;
@@ -203,6 +221,39 @@ struct stress_worker {
 };
 
 enum stress_stop { STRESS_GO, STRESS_STOP, STRESS_ABORT };
+
+/*
+ * Idle rounds (idle.c). Worker 0 is the drainer: now and then it begins
+ * a round and starts taking objects, a starving thread while the others
+ * still work; every other worker parks on the condition variable when it
+ * sees that, between two operations, holding its objects and its caches.
+ * Once all are parked the drainer empties the pool, gives everything
+ * back and ends the round. A worker done with its operations parks for
+ * good; the drainer, once done, waits for all to be, drains a last time
+ * and ends the rounds.
+ */
+struct stress_idle {
+	pthread_mutex_t lock;
+	pthread_cond_t parked_cv; /* the drainer waits here for the workers */
+	pthread_cond_t resume_cv; /* the workers wait here for the round end */
+	_Atomic uint32_t taking;  /* the round the drainer has begun */
+	_Atomic unsigned parked_hint; /* parked, for the drainer's loop */
+	uint32_t done;            /* rounds ended (lock) */
+	unsigned parked; /* workers parked since the last round ended (lock) */
+	unsigned final;  /* ... of them, parked for good (lock) */
+	bool over;       /* no more rounds (lock) */
+	struct stress_held *held; /* what the drainer took, r->slots entries */
+	uint64_t *since; /* the drainer's: each worker's ops at the last round */
+	uint64_t gap;    /* ... and the ops each must do before the next */
+};
+
+/* The lfp_trim thread (trim.c). */
+struct stress_trimmer {
+	_Atomic bool on; /* cleared once every worker is done */
+	bool started;
+	pthread_t thread;
+	struct stress_tally tally; /* trims; the first touch's objects */
+};
 
 struct stress_run {
 	const struct stress_opts *o;
@@ -229,6 +280,17 @@ struct stress_run {
 	_Atomic unsigned violations;
 	_Atomic bool have_msg; /* violation[] holds the first one */
 	char violation[STRESS_MSG];
+
+	/*
+	 * With trim or LFP_EXHAUST_ABORT the pool is sized so that it
+	 * cannot run dry (exhaust.c): the threads hold and park at most
+	 * bound slots, fewer than its capacity, so every failed allocation
+	 * is a violation.
+	 */
+	bool never_dry;
+	uint64_t bound;
+	struct stress_idle idle;
+	struct stress_trimmer trim;
 };
 
 /*
@@ -254,10 +316,14 @@ struct stress_life {
 	bool handoff;
 	bool handles; /* take every object's handle (handle, deferred) */
 	bool rcu;     /* registered with liburcu (deferred) */
+	bool idle;    /* parks for idle rounds */
 	uint64_t deferred; /* slots waiting for grace periods: lfp_stats at
 			      room_at, plus what we spent since (rcu.c) */
 	uint64_t capacity; /* the pool's capacity at room_at */
 	uint64_t room_at;  /* ops | 1 when lfp_stats was read; 0 = never */
+	uint32_t idle_seen; /* the last idle round parked for or drained */
+	uint64_t idle_next; /* the drainer: ops at which to begin the next */
+	bool idle_hello;    /* said which thread to nudge */
 	uint32_t graves; /* handles put in grave[], ever */
 	lfp_handle grave[STRESS_GRAVE]; /* the latest ones released */
 	struct lfp_cache *cache; /* the explicit cache, made on first use */
@@ -289,6 +355,7 @@ void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);
 bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
+const char *stress_exhaust_name(uint32_t exhaust);
 
 /* check.c */
 bool stress_violation(struct stress_run *r, const char *fmt, ...)
@@ -325,6 +392,38 @@ void stress_rcu_read(struct stress_life *l);
 bool stress_rcu_room(struct stress_life *l, unsigned sixteenths);
 void stress_rcu_spend(struct stress_life *l);
 bool stress_rcu_wait(struct stress_life *l);
+
+/* idle.c */
+int stress_idle_setup(struct stress_run *r);
+void stress_idle_step(struct stress_life *l);
+void stress_idle_retire(struct stress_life *l);
+void stress_idle_teardown(struct stress_run *r);
+
+/* trim.c */
+int stress_trim_start(struct stress_run *r);
+void stress_trim_join(struct stress_run *r);
+
+/* exhaust.c */
+
+/* A drain under way, for the report of an abort inside it. */
+struct stress_drain_note {
+	volatile uint64_t round, got, expect, held, capacity;
+};
+
+uint64_t stress_bound(const struct stress_opts *o);
+uint32_t stress_bound_caches(const struct stress_opts *o);
+void stress_exhaust_setup(struct stress_run *r);
+void stress_call_enter(const char *op, bool alloc);
+void stress_call_leave(void);
+bool stress_in_call(void);
+void stress_alloc_drain(const struct stress_drain_note *n);
+void stress_dry(struct stress_life *l, const char *op, uint32_t want,
+		uint32_t got);
+void stress_check_growth(struct stress_run *r, const char *when);
+
+/* check.c (continued) */
+bool stress_own(struct stress_run *r, uint32_t tid, void *obj, uint64_t seq,
+		const char *op, struct stress_held *h);
 
 /* worker.c */
 struct lfp_cache *stress_life_cache(struct stress_life *l);

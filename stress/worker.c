@@ -87,9 +87,12 @@ static void life_hold(struct stress_life *l, void *obj, const char *op)
 	l->t.allocs++;
 }
 
-/* The pool had nothing (or less than asked) for us. */
-static void life_empty(struct stress_life *l)
+/* The pool had nothing (or less than asked) for us: allowed, unless it
+ * cannot run dry. */
+static void life_empty(struct stress_life *l, const char *op, uint32_t want,
+		       uint32_t got)
 {
+	stress_dry(l, op, want, got);
 	l->t.exhausted++;
 	l->target = l->n / 2; /* give some back before trying again */
 	if (l->n)
@@ -107,7 +110,9 @@ static void life_alloc_bulk(struct stress_life *l)
 
 	want = 1 + stress_below(l, room < STRESS_MAX_BULK ? room
 							: STRESS_MAX_BULK);
+	stress_call_enter("lfp_alloc_bulk", true);
 	got = lfp_alloc_bulk(l->run->pool, objs, want);
+	stress_call_leave();
 	if (got > want) {
 		stress_violation(l->run, "lfp_alloc_bulk in thread %u returned "
 				 "%zu for %u objects", l->tid, got, want);
@@ -116,7 +121,7 @@ static void life_alloc_bulk(struct stress_life *l)
 	for (size_t i = 0; i < got; i++)
 		life_hold(l, objs[i], "lfp_alloc_bulk");
 	if (got < want)
-		life_empty(l);
+		life_empty(l, "lfp_alloc_bulk", want, (uint32_t)got);
 #else
 	(void)l;
 #endif
@@ -136,15 +141,20 @@ static void life_alloc(struct stress_life *l)
 	if (m == STRESS_EXPLICIT) {
 		struct lfp_cache *c = stress_life_cache(l);
 
-		obj = c ? lfp_cache_alloc(c) : NULL;
 		op = "lfp_cache_alloc";
+		stress_call_enter(op, true);
+		obj = c ? lfp_cache_alloc(c) : NULL;
 	} else
 #endif
+	{
+		stress_call_enter(op, true);
 		obj = lfp_alloc(r->pool);
+	}
+	stress_call_leave();
 	if (obj)
 		life_hold(l, obj, op);
 	else
-		life_empty(l);
+		life_empty(l, op, 1, 0);
 }
 
 /* Take a random held object out of the array. */
@@ -213,8 +223,8 @@ static enum life_call life_call_for(struct stress_life *l, enum stress_mode m,
 }
 
 /* Make call c on h (whose handle is null, for a bad pointer). */
-static int life_call(struct stress_life *l, enum life_call c,
-		     const struct stress_held *h)
+static int life_call_raw(struct stress_life *l, enum life_call c,
+			    const struct stress_held *h)
 {
 	struct lfp_pool *pool = l->run->pool;
 #if STRESS_HAVE_CACHES
@@ -237,6 +247,17 @@ static int life_call(struct stress_life *l, enum life_call c,
 	default:
 		return lfp_free(pool, h->obj);
 	}
+}
+
+static int life_call(struct stress_life *l, enum life_call c,
+		     const struct stress_held *h)
+{
+	int err;
+
+	stress_call_enter(life_call_name[c], false);
+	err = life_call_raw(l, c, h);
+	stress_call_leave();
+	return err;
 }
 
 /* Release one held object here, in mode m. */
@@ -310,7 +331,9 @@ static void life_free_bulk(struct stress_life *l)
 		if (!stress_unclaim(l->run, &hs[n++], l->tid, "lfp_free_bulk"))
 			return;
 	}
+	stress_call_enter("lfp_free_bulk", false);
 	done = lfp_free_bulk(l->run->pool, objs, n);
+	stress_call_leave();
 	if (done != n)
 		return life_bulk_short(l, hs, n, done);
 	l->t.frees += done;
@@ -456,6 +479,8 @@ static void life_step(struct stress_life *l)
 {
 	uint32_t hold = l->o->hold;
 
+	if (l->idle)
+		stress_idle_step(l);
 	if (l->handoff && !(l->ops & 7) && life_has_mail(l))
 		life_receive(l);
 	if (!life_aside(l))
@@ -597,6 +622,7 @@ static void life_begin(struct stress_life *l, struct stress_worker *w)
 	l->handles = stress_mode_enabled(o, STRESS_HANDLE) ||
 		     stress_mode_enabled(o, STRESS_DEFERRED);
 	l->rcu = stress_mode_enabled(o, STRESS_DEFERRED);
+	l->idle = stress_mode_enabled(o, STRESS_IDLING);
 	l->t.lives = 1;
 	stress_hooks_bind(&l->t);
 	stress_rcu_begin(l);
@@ -657,6 +683,8 @@ static void *life_main(void *arg)
 	ops0 = l.ops;
 	while (life_go(&l))
 		life_step(&l);
+	if (l.idle)
+		stress_idle_retire(&l);
 	stop = atomic_load_explicit(&l.run->stop, memory_order_relaxed);
 	if (stop == STRESS_GO && !l.left) {
 		life_retire(&l);
