@@ -167,6 +167,29 @@ static int child_run(struct child_report *rep)
 	return 0;
 }
 
+/* Describe what went wrong with child i, if anything, in msg. */
+static bool child_failed(int status, struct child_report *rep, int i,
+			 int forks, char *msg, size_t len)
+{
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+
+	if (WIFSIGNALED(status))
+		snprintf(msg, len, "child %d of %d %s while %s", i + 1, forks,
+			 WTERMSIG(status) == SIGALRM
+				 ? "hung (killed after 10 s)"
+				 : strsignal(WTERMSIG(status)),
+			 step_name[atomic_load(&rep->step)]);
+	else if (code == STEP_ALLOC)
+		snprintf(msg, len, "child %d of %d got %u objects from a pool "
+			 "of %d, not at least %d (the others held at most %d "
+			 "objects, and %d threads' caches of %d)", i + 1, forks,
+			 rep->got, CAP, LEAST, 2 * HOLD, NTHREADS, CACHE);
+	else if (code)
+		snprintf(msg, len, "child %d of %d failed at %s", i + 1, forks,
+			 step_name[code < STEP_N ? code : 0]);
+	return msg[0] != 0;
+}
+
 START_TEST(fork_while_busy)
 {
 	struct lfp_config cf = { .obj_size = 64, .capacity = CAP,
@@ -180,6 +203,7 @@ START_TEST(fork_while_busy)
 	int forks = under_sanitizer() ? 40 : 200, status;
 	struct child_report *rep;
 	pthread_t th[NTHREADS];
+	char msg[256] = "";
 	pid_t pid;
 
 	rep = mmap(NULL, sizeof(*rep), PROT_READ | PROT_WRITE,
@@ -202,30 +226,14 @@ START_TEST(fork_while_busy)
 			_exit(child_run(rep));
 		}
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		if (WIFSIGNALED(status)) {
-			atomic_store(&stop, 1);
-			ck_abort_msg("child %d of %d %s while %s",
-				     i + 1, forks,
-				     WTERMSIG(status) == SIGALRM
-					     ? "hung (killed after 10 s)"
-					     : strsignal(WTERMSIG(status)),
-				     step_name[atomic_load(&rep->step)]);
-		}
-		if (WEXITSTATUS(status) == STEP_ALLOC)
-			ck_abort_msg("child %d of %d got %u objects from a pool "
-				     "of %d, not at least %d (the others held "
-				     "at most %d objects, and %d threads' "
-				     "caches of %d)", i + 1, forks, rep->got,
-				     CAP, LEAST, 2 * HOLD, NTHREADS, CACHE);
-		ck_assert_msg(WEXITSTATUS(status) == 0,
-			      "child %d of %d failed at %s", i + 1, forks,
-			      step_name[WEXITSTATUS(status) < STEP_N
-						? WEXITSTATUS(status)
-						: 0]);
+		if (child_failed(status, rep, i, forks, msg, sizeof(msg)))
+			break;
 	}
+	/* The threads stop before any verdict, so that none outlives it. */
 	atomic_store(&stop, 1);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
+	ck_assert_msg(!msg[0], "%s", msg);
 	expect_accounted(fixed, 0);
 	expect_accounted(growing, 0);
 	lfp_destroy(fixed);
