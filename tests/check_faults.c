@@ -114,7 +114,8 @@ END_TEST
  * Pools destroyed under threads that used them: each thread's implicit
  * cache for the old pool is orphaned, and the thread goes on with the
  * next pool (often mapped at the same address), round after round, and
- * exits. Under ASan a touch of a freed cache or an unmapped pool fails.
+ * exits holding only orphans. Under ASan a touch of a freed cache or an
+ * unmapped pool fails.
  */
 enum { ORPHAN_THREADS = 4, ORPHAN_ROUNDS = 20 };
 
@@ -141,9 +142,10 @@ static void *orphan_worker(void *arg)
 	for (int r = 0; r < ORPHAN_ROUNDS; r++) {
 		pthread_barrier_wait(&orphan_bar); /* a new pool */
 		bad += orphan_use(orphan_pool);
-		pthread_barrier_wait(&orphan_bar); /* main destroys it */
+		pthread_barrier_wait(&orphan_bar); /* main checks it */
+		pthread_barrier_wait(&orphan_bar); /* main destroyed it */
 	}
-	return (void *)bad;
+	return (void *)bad; /* exits with orphaned caches only */
 }
 
 START_TEST(orphaned_caches_move_on)
@@ -163,6 +165,7 @@ START_TEST(orphaned_caches_move_on)
 		pthread_barrier_wait(&orphan_bar);
 		expect_accounted(orphan_pool, 0);
 		lfp_destroy(orphan_pool);
+		pthread_barrier_wait(&orphan_bar);
 	}
 	for (int i = 0; i < ORPHAN_THREADS; i++) {
 		pthread_join(th[i], &bad);
