@@ -200,7 +200,7 @@ START_TEST(fork_while_busy)
 				 .max_capacity = GMAX };
 	void *(*const fn[NTHREADS])(void *) = { churn_implicit, churn_explicit,
 						trim_reserve };
-	int forks = under_sanitizer() ? 40 : 200, status;
+	int forks = under_sanitizer() ? 100 : 200, status;
 	struct child_report *rep;
 	pthread_t th[NTHREADS];
 	char msg[256] = "";
