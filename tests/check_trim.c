@@ -132,7 +132,7 @@ START_TEST(trim_racing_alloc)
 		.max_capacity = k->exhaust == LFP_EXHAUST_GROW ? 64 * cap : 0,
 	};
 	struct trim_race r = { .k = k };
-	double until = now_s() + (under_sanitizer() ? 0.6 : 0.3);
+	double until = now_s() + (under_sanitizer() ? 1.0 : 0.5);
 	struct lfp_cache *idle[IDLE_CACHES];
 	pthread_t trimmer, th[MAX_ALLOC];
 	struct lfp_stats st;
