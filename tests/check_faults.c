@@ -31,8 +31,9 @@ START_TEST(grow_without_room_is_invalid)
 	int err = lfp_create(&cfg, &pool);
 
 	ck_assert_msg(err == -EINVAL,
-		      "lfp_create(exhaust = LFP_EXHAUST_GROW, max_capacity = 0) "
-		      "returned %d, not -EINVAL (%d)", err, -EINVAL);
+		      "lfp_create with exhaust = LFP_EXHAUST_GROW and "
+		      "max_capacity = 0 returned %d, not -EINVAL (%d)", err,
+		      -EINVAL);
 	if (err == 0)
 		lfp_destroy(pool);
 	else

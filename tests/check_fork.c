@@ -44,6 +44,19 @@ static bool under_sanitizer(void)
 static struct lfp_pool *fixed, *growing;
 static _Atomic int stop;
 
+static void *take(struct lfp_pool *pool, struct lfp_cache *c)
+{
+	return c ? lfp_cache_alloc(c) : lfp_alloc(pool);
+}
+
+static void give(struct lfp_pool *pool, struct lfp_cache *c, void *obj)
+{
+	if (c)
+		lfp_cache_free(c, obj);
+	else
+		lfp_free(pool, obj);
+}
+
 /* Take up to HOLD objects from each pool and give them back. */
 static void churn(struct lfp_cache *cf, struct lfp_cache *cg)
 {
@@ -51,18 +64,14 @@ static void churn(struct lfp_cache *cf, struct lfp_cache *cg)
 	int nf, ng;
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		for (nf = 0; nf < HOLD &&
-			     (f[nf] = cf ? lfp_cache_alloc(cf) : lfp_alloc(fixed));
-		     nf++)
+		for (nf = 0; nf < HOLD && (f[nf] = take(fixed, cf)); nf++)
 			;
-		for (ng = 0; ng < HOLD &&
-			     (g[ng] = cg ? lfp_cache_alloc(cg) : lfp_alloc(growing));
-		     ng++)
+		for (ng = 0; ng < HOLD && (g[ng] = take(growing, cg)); ng++)
 			;
 		while (nf--)
-			cf ? lfp_cache_free(cf, f[nf]) : lfp_free(fixed, f[nf]);
+			give(fixed, cf, f[nf]);
 		while (ng--)
-			cg ? lfp_cache_free(cg, g[ng]) : lfp_free(growing, g[ng]);
+			give(growing, cg, g[ng]);
 	}
 }
 

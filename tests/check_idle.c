@@ -207,23 +207,25 @@ static bool idle_take_free(struct idle_round *r, const struct idle_case *k,
 		;
 	*taken = got;
 	if (got != expect)
-		return idle_fail(res,
-				 "%s, %s caches, round %d: the main thread got %u "
-				 "objects of %u free (capacity %llu, idle workers "
-				 "hold %u): slots are stranded in idle caches",
-				 idle_policy_name(k->exhaust), kind, round, got,
-				 expect, (unsigned long long)st.capacity, held);
+		return idle_fail(res, "%s, %s caches, round %d: the main "
+				 "thread got %u objects of %u free (capacity "
+				 "%llu, idle workers hold %u): slots are "
+				 "stranded in idle caches",
+				 idle_policy_name(k->exhaust), kind, round,
+				 got, expect, (unsigned long long)st.capacity,
+				 held);
 	lfp_stats(r->pool, &st);
 	if (st.grown != grown)
-		return idle_fail(res,
-				 "GROW, %s caches, round %d: the pool grew %llu "
-				 "times while the main thread took its %u free "
-				 "slots: slots are stranded in idle caches",
-				 kind, round,
-				 (unsigned long long)(st.grown - grown), expect);
+		return idle_fail(res, "GROW, %s caches, round %d: the pool "
+				 "grew %llu times while the main thread took "
+				 "its %u free slots: slots are stranded in "
+				 "idle caches", kind, round,
+				 (unsigned long long)(st.grown - grown),
+				 expect);
 	if (k->exhaust == LFP_EXHAUST_NULL && lfp_alloc(r->pool))
 		return idle_fail(res, "NULL, %s caches, round %d: an object "
-				 "beyond the %u free ones", kind, round, expect);
+				 "beyond the %u free ones", kind, round,
+				 expect);
 	return true;
 }
 
@@ -358,7 +360,8 @@ START_TEST(idle_caches_give_back)
 	pinned = idle_pin(&saved);
 	for (int round = 0; round < rounds; round++) {
 		if (k->exhaust == LFP_EXHAUST_ABORT)
-			ok = idle_round_forked(k, round, ms, res, &inconclusive);
+			ok = idle_round_forked(k, round, ms, res,
+					       &inconclusive);
 		else
 			ok = idle_round_run(k, round, ms, res);
 		ck_assert_msg(ok, "%s", res->msg);

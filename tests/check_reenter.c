@@ -6,7 +6,6 @@
  * handed out twice, and the counts must still add up.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -94,10 +93,56 @@ static void re_expect_distinct(struct lfp_pool *pool, void **objs, int n,
 	}
 }
 
+/* The pool every case uses, with the hooks given in cfg. */
+static void re_create(struct lfp_config *cfg, int via, struct reenter *st)
+{
+	cfg->obj_size = 64;
+	cfg->capacity = CAP;
+	cfg->cache_size = 8;
+	cfg->batch_size = 4;
+	cfg->flags = via == VIA_NO_CACHE ? LFP_F_NO_CACHE : 0;
+	cfg->hook_arg = st;
+	ck_assert_int_eq(lfp_create(cfg, &st->pool), 0);
+	if (via == VIA_EXPLICIT)
+		ck_assert_ptr_nonnull(st->cache = lfp_cache_create(st->pool));
+	for (int i = 0; i < VICTIMS; i++) {
+		st->victims[i] = re_alloc(st);
+		ck_assert_ptr_nonnull(st->victims[i]);
+	}
+	st->nvictims = VICTIMS;
+}
+
+/*
+ * Everything was released: no slot lost (the census), the counts add up,
+ * and one thread can take exactly `capacity` objects again.
+ */
+static void re_expect_whole(struct lfp_pool *pool, const char *what)
+{
+	struct lfpi_census census;
+	struct lfp_stats s;
+	char msg[256] = "";
+	int n;
+
+	ck_assert_msg(lfpi_audit(pool, &census, msg, sizeof(msg)) == 0,
+		      "%s: census after releasing all: %s", what, msg);
+	ck_assert_uint_eq(census.live, 0);
+	lfp_stats(pool, &s);
+	ck_assert_msg(s.free + s.cached + s.live + s.deferred == s.capacity,
+		      "%s: free %llu + cached %llu + live %llu + deferred %llu "
+		      "!= capacity %llu", what, (unsigned long long)s.free,
+		      (unsigned long long)s.cached, (unsigned long long)s.live,
+		      (unsigned long long)s.deferred,
+		      (unsigned long long)s.capacity);
+	for (n = 0; n < CAP + 1 && lfp_alloc(pool); n++)
+		;
+	ck_assert_msg(n == CAP, "%s: after everything was released, one "
+		      "thread could allocate %d objects of %d", what, n, CAP);
+	expect_accounted(pool, CAP);
+}
+
 /*
  * Victims first (hooks quiet), then armed allocations until the pool is
- * exhausted; then everything back, the census clean, and one thread able
- * to take exactly `capacity` objects again.
+ * exhausted; then everything back, and the pool whole again.
  */
 static void re_run(struct lfp_config *cfg, int via, const char *hook)
 {
@@ -108,17 +153,7 @@ static void re_run(struct lfp_config *cfg, int via, const char *hook)
 
 	snprintf(what, sizeof(what), "%s calling back, through %s", hook,
 		 via_name[via]);
-	cfg->obj_size = 64;
-	cfg->capacity = CAP;
-	cfg->cache_size = 8;
-	cfg->batch_size = 4;
-	cfg->flags = via == VIA_NO_CACHE ? LFP_F_NO_CACHE : 0;
-	cfg->hook_arg = &st;
-	ck_assert_int_eq(lfp_create(cfg, &st.pool), 0);
-	if (via == VIA_EXPLICIT)
-		ck_assert_ptr_nonnull(st.cache = lfp_cache_create(st.pool));
-	for (int i = 0; i < VICTIMS; i++)
-		ck_assert_ptr_nonnull(st.victims[st.nvictims++] = re_alloc(&st));
+	re_create(cfg, via, &st);
 	st.armed = true;
 	while (n < CAP && (p = re_alloc(&st)))
 		objs[n++] = p;
@@ -136,31 +171,7 @@ static void re_run(struct lfp_config *cfg, int via, const char *hook)
 	for (int i = 0; i < total; i++)
 		ck_assert_int_eq(re_free(&st, objs[i]), 0);
 	lfp_cache_destroy(st.cache);
-	st.cache = NULL;
-	{
-		struct lfpi_census census;
-		struct lfp_stats s;
-		char msg[256] = "";
-
-		ck_assert_msg(lfpi_audit(st.pool, &census, msg, sizeof(msg)) == 0,
-			      "%s: census after releasing all: %s", what, msg);
-		ck_assert_uint_eq(census.live, 0);
-		lfp_stats(st.pool, &s);
-		ck_assert_msg(s.free + s.cached + s.live + s.deferred == s.capacity,
-			      "%s: free %llu + cached %llu + live %llu + deferred "
-			      "%llu != capacity %llu", what,
-			      (unsigned long long)s.free,
-			      (unsigned long long)s.cached,
-			      (unsigned long long)s.live,
-			      (unsigned long long)s.deferred,
-			      (unsigned long long)s.capacity);
-	}
-	for (n = 0; n < CAP + 1 && (objs[n] = lfp_alloc(st.pool)); n++)
-		;
-	ck_assert_msg(n == CAP,
-		      "%s: after everything was released, one thread could "
-		      "allocate %d objects of %d", what, n, CAP);
-	expect_accounted(st.pool, CAP);
+	re_expect_whole(st.pool, what);
 	lfp_destroy(st.pool);
 }
 
@@ -184,54 +195,33 @@ END_TEST
  * may release other objects and allocate. */
 START_TEST(on_free_calls_back)
 {
-	struct lfp_config cfg;
-	struct reenter *st;
+	struct lfp_config cfg = { .on_free = re_hook };
+	struct reenter st = { .nvictims = 0 };
 	void *objs[CAP];
+	char what[128];
 	int n;
 
-	st = calloc(1, sizeof(*st));
-	ck_assert_ptr_nonnull(st);
-	cfg = (struct lfp_config){ .obj_size = 64, .capacity = CAP,
-				   .cache_size = 8, .batch_size = 4,
-				   .flags = _i == VIA_NO_CACHE ? LFP_F_NO_CACHE : 0,
-				   .on_free = re_hook, .hook_arg = st };
-	ck_assert_int_eq(lfp_create(&cfg, &st->pool), 0);
-	if (_i == VIA_EXPLICIT)
-		st->cache = lfp_cache_create(st->pool);
-	for (int i = 0; i < VICTIMS; i++)
-		ck_assert_ptr_nonnull(st->victims[st->nvictims++] = re_alloc(st));
-	for (n = 0; n < CAP - VICTIMS && (objs[n] = re_alloc(st)); n++)
+	snprintf(what, sizeof(what), "on_free calling back, through %s",
+		 via_name[_i]);
+	re_create(&cfg, _i, &st);
+	for (n = 0; n < CAP - VICTIMS && (objs[n] = re_alloc(&st)); n++)
 		;
-	st->armed = true;
+	st.armed = true;
 	while (n)
-		ck_assert_int_eq(re_free(st, objs[--n]), 0);
-	st->armed = false;
-	ck_assert_msg(st->refused == 0, "on_free through %s: %d releases by "
-		      "the hook refused", via_name[_i], st->refused);
-	ck_assert_int_gt(st->calls, 0);
-	re_expect_distinct(st->pool, st->extra, st->nextra, "on_free");
-	re_expect_distinct(st->pool, st->victims, st->nvictims, "on_free");
-	for (int i = 0; i < st->nextra; i++)
-		ck_assert_int_eq(re_free(st, st->extra[i]), 0);
-	for (int i = 0; i < st->nvictims; i++)
-		ck_assert_int_eq(re_free(st, st->victims[i]), 0);
-	lfp_cache_destroy(st->cache);
-	{
-		struct lfpi_census census;
-		char msg[256] = "";
-
-		ck_assert_msg(lfpi_audit(st->pool, &census, msg, sizeof(msg)) == 0,
-			      "on_free calling back, through %s: census after "
-			      "releasing all: %s", via_name[_i], msg);
-	}
-	expect_accounted(st->pool, 0);
-	for (n = 0; n < CAP && lfp_alloc(st->pool); n++)
-		;
-	ck_assert_msg(n == CAP, "on_free calling back on release, through "
-		      "%s: one thread could allocate %d objects of %d",
-		      via_name[_i], n, CAP);
-	lfp_destroy(st->pool);
-	free(st);
+		ck_assert_int_eq(re_free(&st, objs[--n]), 0);
+	st.armed = false;
+	ck_assert_msg(st.calls > 0, "%s: the hook never called back", what);
+	ck_assert_msg(st.refused == 0, "%s: %d releases by the hook refused",
+		      what, st.refused);
+	re_expect_distinct(st.pool, st.extra, st.nextra, what);
+	re_expect_distinct(st.pool, st.victims, st.nvictims, what);
+	for (int i = 0; i < st.nextra; i++)
+		ck_assert_int_eq(re_free(&st, st.extra[i]), 0);
+	for (int i = 0; i < st.nvictims; i++)
+		ck_assert_int_eq(re_free(&st, st.victims[i]), 0);
+	lfp_cache_destroy(st.cache);
+	re_expect_whole(st.pool, what);
+	lfp_destroy(st.pool);
 }
 END_TEST
 
@@ -279,8 +269,8 @@ START_TEST(reclaim_through_the_same_cache)
 	for (int i = 0; i < ROUNDS; i++) {
 		p = re_alloc(&s.st);
 		ck_assert_msg(p != NULL,
-			      "allocation %d through %s got NULL though reclaim "
-			      "released a victim", i, via_name[_i]);
+			      "allocation %d through %s got NULL though "
+			      "reclaim released a victim", i, via_name[_i]);
 		ck_assert_msg(s.n < SMALL, "allocation %d through %s: %d "
 			      "objects live in a pool of %d", i, via_name[_i],
 			      s.n + 1, SMALL);

@@ -156,12 +156,14 @@ static void on_signal(int sig)
 		h[n] = lfp_handle_of(sig_pool, objs[n]);
 	}
 	for (i = 0; i < n; i++) {
+		uint32_t idx = lfp_index_of(sig_pool, objs[i]);
+
 		check_stamp(objs[i], HANDLER, seq + (uint32_t)i);
 		if (lfp_resolve(sig_pool, h[i]) != objs[i] ||
 		    !lfp_is_live(sig_pool, objs[i]) ||
 		    !lfp_owns(sig_pool, objs[i]) ||
-		    lfp_at(sig_pool, lfp_index_of(sig_pool, objs[i])) != objs[i] ||
-		    lfp_index_of(sig_pool, objs[i]) >= lfp_extent(sig_pool))
+		    lfp_at(sig_pool, idx) != objs[i] ||
+		    idx >= lfp_extent(sig_pool))
 			sig_error("a query in the handler gave a wrong answer "
 				  "about a live object");
 	}

@@ -123,8 +123,9 @@ START_TEST(trim_racing_alloc)
 {
 	const struct trim_case *k = &trim_cases[_i];
 	bool cached = !(k->flags & LFP_F_NO_CACHE);
-	/* What other threads may hold, in hand, cache and flight, and two. */
-	uint32_t cap = k->nalloc * (k->burst + (cached ? RACE_CACHE + 1 : 0)) + 2;
+	/* What the threads may hold, in hand, cache and flight, and two. */
+	uint32_t each = k->burst + (cached ? RACE_CACHE + 1 : 0);
+	uint32_t cap = k->nalloc * each + 2;
 	struct lfp_config cfg = {
 		.obj_size = 64, .capacity = cap, .flags = k->flags,
 		.cache_size = cached ? RACE_CACHE : 0,
@@ -264,12 +265,13 @@ static size_t pages_of(void *const *objs, int n)
 START_TEST(trim_counts_once)
 {
 	uint32_t huge = under_sanitizer() ? HUGE_N / 4 : HUGE_N;
-	struct lfp_pool *pool = test_pool_flags(HUGE_SIZE, huge, LFP_F_NO_CACHE);
+	struct lfp_pool *pool;
 	size_t first, second, third, touched;
 	struct lfp_stats st;
 	void *few[FEW];
 	void *p;
 
+	pool = test_pool_flags(HUGE_SIZE, huge, LFP_F_NO_CACHE);
 	for (uint32_t i = 0; i < huge; i++) {
 		ck_assert_ptr_nonnull(p = lfp_alloc(pool));
 		memset(p, 0x5a, HUGE_SIZE);
