@@ -45,7 +45,7 @@ static double now_s(void)
  * empty looks through them all for slots to steal before it applies the
  * exhaustion policy, which gives the trim time to finish meanwhile.
  */
-enum { RACE_CACHE = 1, MAX_ALLOC = 3, IDLE_CACHES = 256 };
+enum { RACE_CACHE = 1, MAX_ALLOC = 4, IDLE_CACHES = 256 };
 
 struct trim_case {
 	uint32_t flags;
@@ -56,9 +56,9 @@ struct trim_case {
 
 static const struct trim_case trim_cases[] = {
 	{ LFP_F_NO_CACHE, LFP_EXHAUST_NULL, 1, 1 },
-	{ LFP_F_NO_CACHE, LFP_EXHAUST_NULL, 3, 1 },
-	{ LFP_F_NO_CACHE, LFP_EXHAUST_GROW, 1, 1 },
-	{ LFP_F_NO_CACHE, LFP_EXHAUST_ABORT, 1, 1 },
+	{ LFP_F_NO_CACHE, LFP_EXHAUST_NULL, 4, 1 },
+	{ LFP_F_NO_CACHE, LFP_EXHAUST_GROW, 3, 1 },
+	{ LFP_F_NO_CACHE, LFP_EXHAUST_ABORT, 3, 1 },
 	{ 0, LFP_EXHAUST_NULL, 2, 2 },
 	{ 0, LFP_EXHAUST_GROW, 2, 2 },
 	{ 0, LFP_EXHAUST_ABORT, 2, 2 },
