@@ -73,7 +73,7 @@ static void sig_error(const char *what)
 	const char *none = NULL;
 
 	atomic_fetch_add(&errors, 1);
-	/* Keep the first message; a plain pointer store is signal-safe. */
+	/* Keep the first message; a lock-free CAS is signal-safe. */
 	__atomic_compare_exchange_n(&first_error, &none, what, false,
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
