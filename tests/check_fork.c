@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,139 @@ START_TEST(fork_while_busy)
 }
 END_TEST
 
+/*
+ * While fork is prepared lfpool holds every cache, so that each is whole
+ * in the child; an allocation whose own cache holds every free slot must
+ * wait for the fork then, not report the pool exhausted (NULL), grow it or
+ * abort. A fork is over too fast to hit that window reliably, so this test
+ * holds it open itself, 50 ms at a time, with the handlers' own calls.
+ */
+static struct lfp_pool *own_pool;
+static _Atomic uint64_t own_nulls, own_rounds;
+
+static void *own_cache_worker(void *arg)
+{
+	void *a, *b, *all[64];
+
+	(void)arg;
+	/* Take every slot once, so none is left fresh: all 64 end up in
+	 * this thread's cache. */
+	ck_assert_uint_eq(lfp_alloc_bulk(own_pool, all, 64), 64);
+	ck_assert_uint_eq(lfp_free_bulk(own_pool, all, 64), 64);
+	while (!atomic_load(&stop)) {
+		a = lfp_alloc(own_pool);
+		b = lfp_alloc(own_pool);
+		if (!a || !b)
+			atomic_fetch_add(&own_nulls, 1);
+		lfp_free(own_pool, a);
+		lfp_free(own_pool, b);
+		atomic_fetch_add(&own_rounds, 1);
+	}
+	return NULL;
+}
+
+START_TEST(fork_keeps_own_cache_usable)
+{
+	/* Every slot fits in one thread's cache: the list stays empty. */
+	struct lfp_config c = { .obj_size = 64, .capacity = 64,
+				.cache_size = 64, .batch_size = 32,
+				.exhaust = _i ? LFP_EXHAUST_GROW
+					      : LFP_EXHAUST_NULL,
+				.max_capacity = _i ? 128 : 0 };
+	struct lfp_stats st;
+	uint64_t before;
+	pthread_t th;
+
+	atomic_store(&own_nulls, 0);
+	ck_assert_int_eq(lfp_create(&c, &own_pool), 0);
+	atomic_store(&stop, 0);
+	atomic_store(&own_rounds, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, own_cache_worker, NULL), 0);
+	while (atomic_load(&own_rounds) < 1000)
+		sched_yield();
+	for (int i = 0; i < 5; i++) {
+		pthread_mutex_lock(&own_pool->grow_lock);
+		lfpi_cache_fork_prepare(own_pool);
+		/* The worker waits, or goes on through the list with the
+		 * objects it held, which its releases put there meanwhile. */
+		usleep(50000);
+		lfpi_cache_fork_parent(own_pool);
+		pthread_mutex_unlock(&own_pool->grow_lock);
+		before = atomic_load(&own_rounds);
+		while (atomic_load(&own_rounds) < before + 1000)
+			sched_yield();
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	lfp_stats(own_pool, &st);
+	ck_assert_msg(atomic_load(&own_nulls) == 0 && st.grown == 0,
+		      "%llu allocations failed and the pool grew %llu times "
+		      "while its free slots sat in the allocating thread's "
+		      "own cache", (unsigned long long)atomic_load(&own_nulls),
+		      (unsigned long long)st.grown);
+	lfp_destroy(own_pool);
+}
+END_TEST
+
+/*
+ * The program's own atfork handlers run while the pools are whole, even
+ * when registered before its first pool (lfpool registers its own when it
+ * is loaded): a prepare handler that trims the pool and uses a cache (to
+ * shrink what the child copies, say) must not hang.
+ */
+static struct lfp_pool *app_pool;
+static _Atomic uint32_t app_prepared;
+
+static void app_prepare(void)
+{
+	struct lfp_cache *c;
+
+	if (!app_pool)
+		return;
+	lfp_trim(app_pool);
+	c = lfp_cache_create(app_pool);
+	lfp_cache_free(c, lfp_cache_alloc(c));
+	lfp_cache_flush(c);
+	lfp_cache_destroy(c);
+	lfp_free(app_pool, lfp_alloc(app_pool));
+	atomic_fetch_add(&app_prepared, 1);
+}
+
+static void app_child(void)
+{
+	if (app_pool)
+		lfp_free(app_pool, lfp_alloc(app_pool));
+}
+
+START_TEST(app_handlers_may_use_pools)
+{
+	struct lfp_config c = { .obj_size = 4096, .capacity = 256 };
+	struct lfp_pool *pool;
+	void *objs[256];
+	int status;
+	pid_t pid;
+
+	ck_assert_int_eq(pthread_atfork(app_prepare, NULL, app_child), 0);
+	ck_assert_int_eq(lfp_create(&c, &app_pool), 0);
+	ck_assert_uint_eq(lfp_alloc_bulk(app_pool, objs, 256), 256);
+	ck_assert_uint_eq(lfp_free_bulk(app_pool, objs, 256), 256);
+	/* The test hangs here if the handlers deadlock: Check's timeout. */
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(lfp_alloc_bulk(app_pool, objs, 256) == 256 ? 0 : 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the child could not allocate the whole pool (status %#x)",
+		      status);
+	ck_assert_uint_eq(atomic_load(&app_prepared), 1);
+	pool = app_pool;
+	app_pool = NULL; /* the handlers stay registered: make them no-ops */
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
@@ -258,6 +392,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fork_while_busy);
+	tcase_add_loop_test(tc, fork_keeps_own_cache_usable, 0, 2);
+	tcase_add_test(tc, app_handlers_may_use_pools);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
