@@ -12,13 +12,6 @@
 
 #include "testutil.h"
 
-static bool under_sanitizer(void)
-{
-	const char *s = getenv("SANITIZER");
-
-	return s && *s && strcmp(s, "no") != 0;
-}
-
 /*
  * LFP_EXHAUST_GROW with max_capacity 0 ("= capacity") is a pool that says
  * it grows and never can: refused, like max_capacity below capacity.

@@ -35,13 +35,6 @@ enum {
 	LEAST = CAP - 2 * HOLD - 2 * NTHREADS * CACHE,
 };
 
-static bool under_sanitizer(void)
-{
-	const char *s = getenv("SANITIZER");
-
-	return s && *s && strcmp(s, "no") != 0;
-}
-
 static struct lfp_pool *fixed, *growing;
 static _Atomic int stop;
 

@@ -54,14 +54,6 @@ static const char *idle_policy_name(uint32_t exhaust)
 					     : "ABORT";
 }
 
-/* Sanitizers slow every call down 5-15 times: fewer rounds. */
-static bool under_sanitizer(void)
-{
-	const char *s = getenv("SANITIZER");
-
-	return s && *s && strcmp(s, "no") != 0;
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;

@@ -61,13 +61,6 @@ static _Atomic uint64_t handler_runs, handler_objs, errors;
 static _Atomic int stop;
 static const char *first_error;
 
-static bool under_sanitizer(void)
-{
-	const char *s = getenv("SANITIZER");
-
-	return s && *s && strcmp(s, "no") != 0;
-}
-
 static void sig_error(const char *what)
 {
 	const char *none = NULL;

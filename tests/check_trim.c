@@ -13,14 +13,6 @@
 
 #include "testutil.h"
 
-/* Sanitizers slow every call down 5-15 times. */
-static bool under_sanitizer(void)
-{
-	const char *s = getenv("SANITIZER");
-
-	return s && *s && strcmp(s, "no") != 0;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -16,6 +17,23 @@
 		int err_ = lfpi_audit((pool), (census), msg_, sizeof(msg_));   \
 		ck_assert_msg(err_ == 0, "audit failed (%d): %s", err_, msg_); \
 	} while (0)
+
+/*
+ * Whether the tests run under a sanitizer (SANITIZER, set by
+ * tests/Makefile.am: "thread" or "address"), which slows every call down
+ * 5-15 times: tests that loop take fewer rounds then.
+ */
+static inline const char *test_sanitizer(void)
+{
+	const char *s = getenv("SANITIZER");
+
+	return s && *s && strcmp(s, "no") != 0 ? s : NULL;
+}
+
+static inline bool under_sanitizer(void)
+{
+	return test_sanitizer() != NULL;
+}
 
 /* The ways lfp_alloc/lfp_free can run; loop tests take _i as an index. */
 static const uint32_t test_modes[] = { 0, LFP_F_NO_CACHE, LFP_F_STRICT };
