@@ -50,8 +50,12 @@
  * application's to call. lfpool registers its handlers when it is loaded,
  * so the application's own atfork handlers run while the pools are whole
  * and may use them; handlers registered earlier (by libraries loaded
- * before lfpool) must not call lfpool. While fork is being prepared, an
- * allocation whose own cache is held by the prepare waits for it.
+ * before lfpool, or, in a static link, by constructors that happen to run
+ * before lfpool's) must not call lfpool. From fork's prepare to its
+ * parent handler every cache is held, so an allocation that finds the
+ * pool exhausted meanwhile waits for the fork to end, 20 ms at most, and
+ * a thread in the middle of an lfp call at the fork loses its cached
+ * slots to the child (never to the parent).
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -259,9 +263,10 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free while the pool has free slots. When it
  * looks exhausted, the allocation waits for an lfp_trim that has the free
- * list aside, or for a thread that is emptying the caller's own cache at
+ * list aside, for a thread that is emptying the caller's own cache at
  * that moment (a few hundred instructions, unless that thread is
- * preempted), and applies the policy: LFP_EXHAUST_GROW takes the growth
+ * preempted), or for a fork being prepared (20 ms at most), and applies
+ * the policy: LFP_EXHAUST_GROW takes the growth
  * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
  * maps its cache (a system call).
  */
@@ -333,8 +338,8 @@ LFP_API void lfp_cache_destroy(struct lfp_cache *cache);
 /*
  * Allocate one object through the cache. Returns it, or NULL if the pool
  * is exhausted (see lfp_alloc) or cache is NULL.
- * Thread safety: the cache's thread. Progress: lock-free; the common case
- * is a few loads and stores with no atomic read-modify-write.
+ * Thread safety: the cache's thread. Progress: as lfp_alloc; the common
+ * case is a few loads and stores with no atomic read-modify-write.
  */
 LFP_API void *lfp_cache_alloc(struct lfp_cache *cache);
 

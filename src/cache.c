@@ -191,11 +191,14 @@ static bool cache_fence_all(void)
 
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return true;
-	/* Relaxed: only says whether the message was printed. */
+	static const char msg[] =
+		"lfpool: membarrier(2) failed after it was registered; slots "
+		"parked in idle thread caches cannot be taken back\n";
+
+	/* Relaxed: only says whether the message was printed. write(2),
+	 * not stdio: this may run in a signal handler. */
 	if (!atomic_exchange_explicit(&told, 1, memory_order_relaxed))
-		fputs("lfpool: membarrier(2) failed after it was registered; "
-		      "slots parked in idle thread caches cannot be taken "
-		      "back\n", stderr);
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 #endif
 	return false;
 }
@@ -215,6 +218,21 @@ static bool cache_fence_all(void)
 static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
 				  uint32_t *emptied, uint32_t *retries);
 
+/*
+ * A cache whose owner looks busy is only asked to flush: claiming it
+ * would cost a share of a barrier for nothing. Relaxed: a hint; a stale
+ * "busy" leaves an idle cache to the next round or the next thief, and a
+ * stale "idle" is settled by the handshake.
+ */
+static bool cache_ask_busy(struct lfp_cache *c)
+{
+	if (!atomic_load_explicit(&c->active, memory_order_relaxed))
+		return false;
+	/* Relaxed: the owner reads it at its next entry. */
+	atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH, memory_order_relaxed);
+	return true;
+}
+
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
@@ -229,7 +247,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next)
 			if (c != self &&
 			    atomic_load_explicit(&c->count, memory_order_relaxed) &&
-			    cache_claim_steal(c))
+			    !cache_ask_busy(c) && cache_claim_steal(c))
 				victim[nv++] = c;
 		got = cache_steal_round(victim, nv, emptied, retries);
 	}
@@ -316,9 +334,12 @@ static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
  * The pool looked exhausted while a thief held our cache (ctl had STEAL),
  * so our own slots were out of reach: they are free slots all the same.
  * Wait, outside the operation, until the thief lets go (a few hundred
- * instructions, or the fork being prepared), then look again. Returns
- * whether to look again. Never when this thread holds steals itself: a
- * signal handler that interrupted our own steal would wait for itself.
+ * instructions), then look again. A fork being prepared holds every cache
+ * until the fork is done; that wait is bounded (lfpi_fork_wait), since the
+ * forking thread may itself wait for a lock our thread holds while a
+ * signal handler of ours is the one allocating. Returns whether to look
+ * again. Never when this thread holds steals itself: a signal handler
+ * that interrupted our own steal would wait for itself.
  */
 static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 {
@@ -326,8 +347,11 @@ static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 		return false;
 	/* Relaxed: lfpi_cache_enter's acquire load follows. */
 	while (atomic_load_explicit(&c->ctl, memory_order_relaxed) &
-	       LFPI_CTL_STEAL)
+	       LFPI_CTL_STEAL) {
+		if (lfpi_fork_busy())
+			return lfpi_fork_wait();
 		sched_yield();
+	}
 	return true;
 }
 
@@ -348,7 +372,8 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 			idx = lfpi_pool_take(pool, &retries);
 		/* Policy hooks run here, outside the cache's operation. */
 		if (idx != LFPI_NIL ||
-		    (!cache_wait_thief(c, ctl) && !lfpi_exhausted(pool, &want)))
+		    (!cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
+		     !lfpi_exhausted(pool, &want)))
 			break;
 		ctl = lfpi_cache_enter(c);
 	}
@@ -659,15 +684,20 @@ void lfp_cache_flush(struct lfp_cache *cache)
 
 /*
  * fork (see fork.c). Before the fork, take every cache of the pool as a
- * thief would, and wait until no owner is inside an operation: from then
- * on owners keep off their slots, so each cache's count and slots are
- * consistent at the moment of the fork. Caches made after this point
- * (newer than pool->fork_caches) are not covered; the child drops their
- * contents. Caller holds grow_lock and the fork lock.
+ * thief would: from then on owners keep off their slots. An owner seen
+ * inside an operation after the barrier may still be changing its cache
+ * as the fork happens, so the cache is marked busy and the child drops
+ * its contents (lost to the child, never handed out twice); the others
+ * are consistent. Prepare never waits for an owner: that owner may be a
+ * thread interrupted by a signal handler that waits for the fork. Caches
+ * made after this point (newer than pool->fork_caches) are not covered
+ * and dropped in the child too. Caller holds every grow_lock and the fork
+ * lock.
  */
 void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 {
 	struct lfp_cache *c, *head;
+	bool fenced;
 
 	/* Acquire: pairs with the release CAS that published each cache. */
 	head = atomic_load_explicit(&pool->caches, memory_order_acquire);
@@ -677,26 +707,27 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 		while (!cache_claim_steal(c))
 			sched_yield(); /* a thief holds it for a moment */
 	/* Without the barrier (a sandbox forbade membarrier after it was
-	 * registered) an owner entering right now might be missed; the
-	 * diagnostic has been printed, and fork goes on. */
-	if (lfpi_cache_membarrier)
-		(void)cache_fence_all();
+	 * registered) an owner entering right now might be missed: then
+	 * every cache counts as busy. */
+	fenced = !lfpi_cache_membarrier || cache_fence_all();
 	for (c = head; c; c = c->reg_next)
 		/* seq_cst: the handshake's read, as in lfpi_cache_steal;
 		 * pairs with the release in lfpi_cache_leave. */
-		while (atomic_load_explicit(&c->active, memory_order_seq_cst))
-			sched_yield();
+		c->fork_busy = !fenced || atomic_load_explicit(
+						  &c->active, memory_order_seq_cst);
 }
 
 /* In the parent after the fork: give the caches back to their owners. */
 void lfpi_cache_fork_parent(struct lfp_pool *pool)
 {
 	cache_steals_held--;
-	for (struct lfp_cache *c = pool->fork_caches; c; c = c->reg_next)
+	for (struct lfp_cache *c = pool->fork_caches; c; c = c->reg_next) {
+		c->fork_busy = 0;
 		/* Release: pairs with the acquire load of ctl in
 		 * lfpi_cache_enter, as when a thief lets go. */
 		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
 					  memory_order_release);
+	}
 }
 
 static bool cache_is_mine(const struct lfp_cache *c)
@@ -712,9 +743,9 @@ static bool cache_is_mine(const struct lfp_cache *c)
  * own; an explicit cache stays for whoever holds it (if nobody in the
  * child does, its slots are taken by the next starving allocation); the
  * implicit caches of the threads that did not come along are emptied into
- * the free list and recycled. A cache made after fork_prepare may have
- * been in the middle of an operation: its slots are dropped (lost to the
- * child), never handed out twice.
+ * the free list and recycled. A cache that was busy at the fork, or made
+ * after fork_prepare, may have been in the middle of an operation: its
+ * slots are dropped (lost to the child), never handed out twice.
  */
 void lfpi_cache_fork_child(struct lfp_pool *pool)
 {
@@ -730,8 +761,9 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
 		atomic_store_explicit(&c->active, 0, memory_order_relaxed);
 		atomic_store_explicit(&c->ctl, 0, memory_order_relaxed);
-		if (!covered && !cache_is_mine(c))
+		if ((!covered || c->fork_busy) && !cache_is_mine(c))
 			atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+		c->fork_busy = 0;
 		if (s == LFPI_CACHE_EXITING ||
 		    (s == LFPI_CACHE_IMPLICIT && !cache_is_mine(c))) {
 			cache_empty(c, &retries);

@@ -8,12 +8,17 @@
  *
  * - prepare: under the list's lock, take every pool's grow_lock (so no
  *   growth, reserve, trim or deferred-table setup is half done), then
- *   take every cache as a thief would and wait until no owner is inside
- *   an operation (cache.c), so each cache is consistent when the fork
- *   happens;
+ *   take every cache as a thief would (cache.c): owners keep off their
+ *   slots, and a cache whose owner was inside an operation is marked;
  * - parent: give the caches back, drop the locks;
  * - child: the caches of threads that did not come along are emptied into
- *   the free list and recycled (cache.c), then the locks are dropped.
+ *   the free list and recycled, those that were marked are dropped
+ *   (cache.c), then the locks are dropped.
+ *
+ * Meanwhile an allocation that finds the pool exhausted waits for the fork
+ * to end, 20 ms at most (LFPI_FORK_WAIT_MS): a fork holds every cache,
+ * but it may itself wait on a lock of the C library that the allocating
+ * thread holds, if a signal handler of that thread is the one allocating.
  *
  * Slots that another thread had in hand at that moment (its live
  * objects, a chain between the free list and its cache) stay where they
@@ -21,21 +26,36 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 
 #include "internal.h"
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Non-zero from prepare to the parent or child handler. */
+static _Atomic uint32_t fork_busy;
 static struct lfp_pool *fork_pools; /* under fork_lock */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_init_err;
 
+/*
+ * Every lock first, then every cache: a thread that holds one pool's
+ * grow_lock may be interrupted by a signal handler allocating from
+ * another pool, which must not find its cache taken meanwhile.
+ */
 static void fork_prepare(void)
 {
+	struct lfp_pool *p;
+
 	pthread_mutex_lock(&fork_lock);
-	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+	for (p = fork_pools; p; p = p->fork_next)
 		pthread_mutex_lock(&p->grow_lock);
+	/* seq_cst: ordered before our claims on the caches, so a thread
+	 * that finds its cache claimed (lfpi_cache_enter) and then looks
+	 * here sees it. */
+	atomic_store_explicit(&fork_busy, 1, memory_order_seq_cst);
+	for (p = fork_pools; p; p = p->fork_next)
 		lfpi_cache_fork_prepare(p);
-	}
 }
 
 static void fork_parent(void)
@@ -44,6 +64,9 @@ static void fork_parent(void)
 		lfpi_cache_fork_parent(p);
 		pthread_mutex_unlock(&p->grow_lock);
 	}
+	/* Release: pairs with the acquire load in lfpi_fork_wait; the
+	 * caches were let go above. */
+	atomic_store_explicit(&fork_busy, 0, memory_order_release);
 	pthread_mutex_unlock(&fork_lock);
 }
 
@@ -56,7 +79,36 @@ static void fork_child(void)
 		lfpi_cache_fork_child(p);
 		pthread_mutex_unlock(&p->grow_lock);
 	}
+	/* Relaxed: the child has one thread. */
+	atomic_store_explicit(&fork_busy, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&fork_lock);
+}
+
+bool lfpi_fork_busy(void)
+{
+	/* seq_cst: pairs with the store in fork_prepare (see there). */
+	return atomic_load_explicit(&fork_busy, memory_order_seq_cst);
+}
+
+static uint64_t fork_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool lfpi_fork_wait(void)
+{
+	uint64_t until = fork_now_ns() + LFPI_FORK_WAIT_MS * UINT64_C(1000000);
+
+	/* Acquire: pairs with the release store in fork_parent. */
+	while (atomic_load_explicit(&fork_busy, memory_order_acquire)) {
+		if (fork_now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	return true;
 }
 
 static void fork_init(void)

@@ -482,6 +482,8 @@ struct lfp_cache {
 	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
 	_Atomic uint32_t state;    /* LFPI_CACHE_* */
 	size_t map_size;           /* bytes mapped for it */
+	uint32_t fork_busy;        /* fork.c: its owner was inside an
+				      operation as fork was prepared */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
 	struct lfpi_counters ctr;  /* written by the owner only */
@@ -674,6 +676,18 @@ int lfpi_fork_global_init(void);
  * lfp_destroy. */
 void lfpi_fork_add(struct lfp_pool *pool);
 void lfpi_fork_remove(struct lfp_pool *pool);
+/* Whether another thread is between fork's prepare and parent handlers,
+ * holding every cache. */
+bool lfpi_fork_busy(void);
+/* Wait for that fork to end, at most LFPI_FORK_WAIT_MS: true if it did. */
+bool lfpi_fork_wait(void);
+#define LFPI_FORK_WAIT_MS 20
+/* An allocation found the pool exhausted: if a fork holds the caches,
+ * wait for it (bounded) and return true to look again. */
+static inline bool lfpi_fork_waited(void)
+{
+	return lfpi_fork_busy() && lfpi_fork_wait();
+}
 
 /* rcu.c: deferred release. */
 

@@ -218,7 +218,8 @@ static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 		if (idx == LFPI_NIL &&
 		    lfpi_cache_steal(pool, NULL, &emptied, retries))
 			idx = lfpi_pool_take(pool, retries);
-	} while (idx == LFPI_NIL && lfpi_exhausted(pool, &want));
+	} while (idx == LFPI_NIL &&
+		 (lfpi_fork_waited() || lfpi_exhausted(pool, &want)));
 	if (emptied)
 		pool_count(&c->steals, emptied);
 	return idx;

@@ -378,6 +378,94 @@ START_TEST(app_handlers_may_use_pools)
 }
 END_TEST
 
+/*
+ * A signal handler may allocate through an explicit cache of its own
+ * (lfpool.h). If it interrupts a thread in the middle of an lfp call while
+ * another thread forks, neither may wait for the other for good: the
+ * prepare never waits for an owner, and the handler waits for a fork
+ * only a bounded time.
+ */
+static struct lfp_pool *sig_pool;
+static struct lfp_cache *sig_cache;
+static _Atomic uint64_t sig_runs, sig_nulls, sig_worker_nulls;
+
+static void sig_handler(int sig)
+{
+	void *o = lfp_cache_alloc(sig_cache);
+
+	(void)sig;
+	if (o)
+		lfp_cache_free(sig_cache, o);
+	else
+		atomic_fetch_add(&sig_nulls, 1);
+	atomic_fetch_add(&sig_runs, 1);
+}
+
+static void *sig_worker(void *arg)
+{
+	void *o = arg;
+
+	while (!atomic_load(&stop)) {
+		lfp_free(sig_pool, o);
+		if (!(o = lfp_alloc(sig_pool))) {
+			atomic_fetch_add(&sig_worker_nulls, 1);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void *sig_sender(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!atomic_load(&stop)) {
+		pthread_kill(target, SIGUSR1);
+		sched_yield();
+	}
+	return NULL;
+}
+
+START_TEST(fork_against_signal_handler)
+{
+	struct lfp_config c = { .obj_size = 64, .capacity = 4, .cache_size = 4 };
+	int forks = under_sanitizer() ? 300 : 3000, status;
+	struct sigaction sa = { .sa_handler = sig_handler };
+	pthread_t worker, sender;
+	void *o[4];
+	pid_t pid;
+
+	ck_assert_int_eq(lfp_create(&c, &sig_pool), 0);
+	sig_cache = lfp_cache_create(sig_pool);
+	ck_assert_ptr_nonnull(sig_cache);
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(o[i] = lfp_cache_alloc(sig_cache));
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(lfp_cache_free(sig_cache, o[i]), 0);
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	atomic_store(&stop, 0);
+	ck_assert_int_eq(pthread_create(&worker, NULL, sig_worker, o[3]), 0);
+	ck_assert_int_eq(pthread_create(&sender, NULL, sig_sender, &worker), 0);
+	/* A hang fails the test by Check's timeout. */
+	for (int i = 0; i < forks; i++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	}
+	atomic_store(&stop, 1);
+	pthread_join(sender, NULL);
+	pthread_join(worker, NULL);
+	signal(SIGUSR1, SIG_IGN);
+	ck_assert_uint_gt(atomic_load(&sig_runs), 0);
+	ck_assert_uint_eq(atomic_load(&sig_worker_nulls), 0);
+	lfp_cache_destroy(sig_cache);
+	lfp_destroy(sig_pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
@@ -387,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, fork_while_busy);
 	tcase_add_loop_test(tc, fork_keeps_own_cache_usable, 0, 2);
 	tcase_add_test(tc, app_handlers_may_use_pools);
+	tcase_add_test(tc, fork_against_signal_handler);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
