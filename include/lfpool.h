@@ -29,9 +29,9 @@
  * is not inside lfp_trim on that pool (an allocation that finds the pool
  * empty waits for a running trim). The read-only calls (lfp_owns,
  * lfp_index_of, lfp_at, lfp_stats, lfp_extent, lfp_handle_of,
- * lfp_resolve, lfp_is_live) are async-signal-safe too. lfp_alloc and
- * lfp_free through the implicit per-thread caches are not: the
- * interrupted thread may be in the middle of an operation on the same
+ * lfp_resolve, lfp_is_live, lfp_version) are async-signal-safe too.
+ * lfp_alloc and lfp_free through the implicit per-thread caches are not:
+ * the interrupted thread may be in the middle of an operation on the same
  * cache. Nothing else is.
  *
  * fork: a pool stays usable in the child of a multithreaded program. The
@@ -69,6 +69,28 @@ extern "C" {
 #else
 #define LFP_API
 #endif
+
+/*
+ * The version of lfpool this header belongs to, MAJOR.MINOR.PATCH: the
+ * version configure.ac's AC_INIT gives the package (a test checks that
+ * they agree). Compare with lfp_version to learn which library a program
+ * runs with.
+ */
+#define LFP_VERSION_MAJOR 0
+#define LFP_VERSION_MINOR 1
+#define LFP_VERSION_PATCH 0
+
+/*
+ * The version of the library the program runs with, as text:
+ * "MAJOR.MINOR.PATCH", e.g. "0.1.0". A program built against one version
+ * may run with another; the LFP_VERSION_* macros say which header it was
+ * built with.
+ *
+ * Returns a string in static storage, never NULL.
+ * Thread safety: any thread, any time, even before any pool exists.
+ * Progress: wait-free.
+ */
+LFP_API const char *lfp_version(void);
 
 /* The largest capacity a pool can have: indices 2^32-2 and 2^32-1 are reserved. */
 #define LFP_MAX_CAPACITY UINT32_C(0xfffffffe)
