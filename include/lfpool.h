@@ -136,6 +136,8 @@ enum lfp_exhaust {
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 
+/* Opaque: a pool (lfp_create), and an explicit cache of one
+ * (lfp_cache_create). */
 struct lfp_pool;
 struct lfp_cache;
 
@@ -325,13 +327,15 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
 			     size_t n);
 
 /*
- * Explicit caches, for job systems whose workers have fixed identities:
- * a worker keeps its own cache and allocates through it with no lookup.
- * A cache may be used by one thread at a time; it may move between threads
- * if the hand-over synchronises (a mutex, a queue). Objects taken from a
- * cache may be released anywhere, and any object of the pool may be
- * released into any cache. Destroy a cache before its pool, or leave it to
- * lfp_destroy, which frees the caches still there.
+ * Explicit caches
+ *
+ * For job systems whose workers have fixed identities: a worker keeps its
+ * own cache and allocates through it with no lookup. A cache may be used
+ * by one thread at a time; it may move between threads if the hand-over
+ * synchronises (a mutex, a queue). Objects taken from a cache may be
+ * released anywhere, and any object of the pool may be released into any
+ * cache. Destroy a cache before its pool, or leave it to lfp_destroy,
+ * which frees the caches still there.
  */
 
 /*
@@ -375,6 +379,14 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
 LFP_API void lfp_cache_flush(struct lfp_cache *cache);
 
 /*
+ * Slots and counters
+ *
+ * Every object of a pool lives in a slot with a fixed index; a slot's
+ * address never changes while the pool lives, so a pointer and its index
+ * convert both ways in constant time, whether the slot is live or free.
+ */
+
+/*
  * Whether ptr points into the pool's object memory (to any byte of any
  * slot, live or free). False for NULL arguments.
  * Thread safety: any thread. Progress: wait-free.
@@ -403,10 +415,12 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
 /*
- * Growth and contraction. A pool made with exhaust = LFP_EXHAUST_GROW
- * reserves address space for max_capacity slots at creation and commits
- * memory for more of them as it grows, so slot indices and objects never
- * move and no table is ever reallocated.
+ * Growth and contraction
+ *
+ * A pool made with exhaust = LFP_EXHAUST_GROW reserves address space for
+ * max_capacity slots at creation and commits memory for more of them as it
+ * grows, so slot indices and objects never move and no table is ever
+ * reallocated.
  */
 
 /*
@@ -437,6 +451,14 @@ LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
  * lfp_destroy. Progress: blocking. It never calls malloc.
  */
 LFP_API size_t lfp_trim(struct lfp_pool *pool);
+
+/*
+ * Deferred release
+ *
+ * For readers that reach objects without locks, inside liburcu's RCU
+ * read-side critical sections: a slot released with lfp_free_deferred is
+ * reused only after a grace period.
+ */
 
 /*
  * Deferred release with RCU (liburcu's memb flavour). The object is
@@ -501,17 +523,31 @@ typedef struct {
 #define LFP_NULL_HANDLE ((lfp_handle){ 0 })
 #endif
 
-/* The slot index and the generation a handle names. */
+/*
+ * The slot index a handle names, whether or not the handle is current
+ * (lfp_resolve tells that).
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline uint32_t lfp_handle_index(lfp_handle h)
 {
 	return (uint32_t)h.bits;
 }
 
+/*
+ * The generation a handle names: odd in a handle of a live object, 0 in
+ * the null handle.
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
 {
 	return (uint32_t)(h.bits >> 32);
 }
 
+/*
+ * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory). A
+ * handle that is not null may still be stale: lfp_resolve tells.
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline bool lfp_handle_is_null(lfp_handle h)
 {
 	return h.bits == 0;
@@ -623,7 +659,7 @@ LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
 
 /*
  * Call fn on every live object, in slot order (see "Live-object
- * iteration" above). The walk reads one generation word per slot up to
+ * iteration"). The walk reads one generation word per slot up to
  * lfp_extent (a fraction of a nanosecond for a free slot); slots never
  * handed out are not looked at.
  *
