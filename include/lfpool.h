@@ -81,10 +81,9 @@ extern "C" {
 #define LFP_VERSION_PATCH 0
 
 /*
- * The version of the library the program runs with, as text:
- * "MAJOR.MINOR.PATCH", e.g. "0.1.0". A program built against one version
- * may run with another; the LFP_VERSION_* macros say which header it was
- * built with.
+ * The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). A program built against one version may run with
+ * another; the LFP_VERSION_* macros say which header it was built with.
  *
  * Returns a string in static storage, never NULL.
  * Thread safety: any thread, any time, even before any pool exists.
