@@ -23,12 +23,12 @@
 # Plain POSIX awk (mawk, busybox): no gawk extensions.
 
 BEGIN {
-	nitem = 0    # items in header order: kind[], name[], text[], raw[], code[]
-	nsect = 0    # sections: stitle[], sbody[]
-	cursect = 0
+	nitem = 0     # items in header order: kind, name, text, raw, code
+	nsect = 0     # sections: stitle, sbody
+	cursect = 0   # the section items belong to
 	state = "code"
-	pending = 0  # a comment read and not yet attached
-	gap = 0      # an empty line since that comment ended
+	pending = 0   # a comment read and not yet attached
+	gap = 0       # an empty line since that comment ended
 	lastdecl = -1 # the last line of the last declaration kept
 	failed = 0
 }
@@ -519,8 +519,8 @@ function func_page(i,   f, out, T, nt, j, t, s, shown) {
 	}
 	out = out prototype(code[i]) ".fi\n"
 	if (code[i] !~ /^static inline/)
-		out = out ".PP\nLink with \\fI\\-llfpool\\fR: " \
-		      "\\fBpkg\\-config \\-\\-cflags \\-\\-libs lfpool\\fR.\n"
+		out = out ".PP\nLink with \\fI\\-llfpool\\fR (\\fBpkg\\-config " \
+		      "\\-\\-cflags \\-\\-libs lfpool\\fR gives the flags).\n"
 	out = out ".SH DESCRIPTION\n" prose(doc["desc"])
 	if (doc["ret"] != "")
 		out = out ".SH RETURN VALUE\n" prose(doc["ret"])
