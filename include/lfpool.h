@@ -29,9 +29,9 @@
  * is not inside lfp_trim on that pool (an allocation that finds the pool
  * empty waits for a running trim). The read-only calls (lfp_owns,
  * lfp_index_of, lfp_at, lfp_stats, lfp_extent, lfp_handle_of,
- * lfp_resolve, lfp_is_live) are async-signal-safe too. lfp_alloc and
- * lfp_free through the implicit per-thread caches are not: the
- * interrupted thread may be in the middle of an operation on the same
+ * lfp_resolve, lfp_is_live, lfp_version) are async-signal-safe too.
+ * lfp_alloc and lfp_free through the implicit per-thread caches are not:
+ * the interrupted thread may be in the middle of an operation on the same
  * cache. Nothing else is.
  *
  * fork: a pool stays usable in the child of a multithreaded program. The
@@ -73,6 +73,27 @@ extern "C" {
 #else
 #define LFP_API
 #endif
+
+/*
+ * The version of lfpool this header belongs to, MAJOR.MINOR.PATCH: the
+ * version configure.ac's AC_INIT gives the package (a test checks that
+ * they agree). Compare with lfp_version to learn which library a program
+ * runs with.
+ */
+#define LFP_VERSION_MAJOR 0
+#define LFP_VERSION_MINOR 1
+#define LFP_VERSION_PATCH 0
+
+/*
+ * The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). A program built against one version may run with
+ * another; the LFP_VERSION_* macros say which header it was built with.
+ *
+ * Returns a string in static storage, never NULL.
+ * Thread safety: any thread, any time, even before any pool exists.
+ * Progress: wait-free.
+ */
+LFP_API const char *lfp_version(void);
 
 /* The largest capacity a pool can have: indices 2^32-2 and 2^32-1 are reserved. */
 #define LFP_MAX_CAPACITY UINT32_C(0xfffffffe)
@@ -118,6 +139,8 @@ enum lfp_exhaust {
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 
+/* Opaque: a pool (lfp_create), and an explicit cache of one
+ * (lfp_cache_create). */
 struct lfp_pool;
 struct lfp_cache;
 
@@ -308,13 +331,15 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
 			     size_t n);
 
 /*
- * Explicit caches, for job systems whose workers have fixed identities:
- * a worker keeps its own cache and allocates through it with no lookup.
- * A cache may be used by one thread at a time; it may move between threads
- * if the hand-over synchronises (a mutex, a queue). Objects taken from a
- * cache may be released anywhere, and any object of the pool may be
- * released into any cache. Destroy a cache before its pool, or leave it to
- * lfp_destroy, which frees the caches still there.
+ * Explicit caches
+ *
+ * For job systems whose workers have fixed identities: a worker keeps its
+ * own cache and allocates through it with no lookup. A cache may be used
+ * by one thread at a time; it may move between threads if the hand-over
+ * synchronises (a mutex, a queue). Objects taken from a cache may be
+ * released anywhere, and any object of the pool may be released into any
+ * cache. Destroy a cache before its pool, or leave it to lfp_destroy,
+ * which frees the caches still there.
  */
 
 /*
@@ -358,6 +383,14 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
 LFP_API void lfp_cache_flush(struct lfp_cache *cache);
 
 /*
+ * Slots and counters
+ *
+ * Every object of a pool lives in a slot with a fixed index; a slot's
+ * address never changes while the pool lives, so a pointer and its index
+ * convert both ways in constant time, whether the slot is live or free.
+ */
+
+/*
  * Whether ptr points into the pool's object memory (to any byte of any
  * slot, live or free). False for NULL arguments.
  * Thread safety: any thread. Progress: wait-free.
@@ -386,10 +419,12 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
 /*
- * Growth and contraction. A pool made with exhaust = LFP_EXHAUST_GROW
- * reserves address space for max_capacity slots at creation and commits
- * memory for more of them as it grows, so slot indices and objects never
- * move and no table is ever reallocated.
+ * Growth and contraction
+ *
+ * A pool made with exhaust = LFP_EXHAUST_GROW reserves address space for
+ * max_capacity slots at creation and commits memory for more of them as it
+ * grows, so slot indices and objects never move and no table is ever
+ * reallocated.
  */
 
 /*
@@ -420,6 +455,14 @@ LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
  * lfp_destroy. Progress: blocking. It never calls malloc.
  */
 LFP_API size_t lfp_trim(struct lfp_pool *pool);
+
+/*
+ * Deferred release
+ *
+ * For readers that reach objects without locks, inside liburcu's RCU
+ * read-side critical sections: a slot released with lfp_free_deferred is
+ * reused only after a grace period.
+ */
 
 /*
  * Deferred release with RCU (liburcu's memb flavour). The object is
@@ -484,17 +527,31 @@ typedef struct {
 #define LFP_NULL_HANDLE ((lfp_handle){ 0 })
 #endif
 
-/* The slot index and the generation a handle names. */
+/*
+ * The slot index a handle names, whether or not the handle is current
+ * (lfp_resolve tells that).
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline uint32_t lfp_handle_index(lfp_handle h)
 {
 	return (uint32_t)h.bits;
 }
 
+/*
+ * The generation a handle names: odd in a handle of a live object, 0 in
+ * the null handle.
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
 {
 	return (uint32_t)(h.bits >> 32);
 }
 
+/*
+ * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory). A
+ * handle that is not null may still be stale: lfp_resolve tells.
+ * Thread safety: any thread; it reads h only. Progress: wait-free.
+ */
 static inline bool lfp_handle_is_null(lfp_handle h)
 {
 	return h.bits == 0;
@@ -606,7 +663,7 @@ LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
 
 /*
  * Call fn on every live object, in slot order (see "Live-object
- * iteration" above). The walk reads one generation word per slot up to
+ * iteration"). The walk reads one generation word per slot up to
  * lfp_extent (a fraction of a nanosecond for a free slot); slots never
  * handed out are not looked at.
  *

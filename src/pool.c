@@ -401,3 +401,13 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 	out->high_water = atomic_load_explicit(
 		&((struct lfp_pool *)pool)->bump, memory_order_relaxed);
 }
+
+/* LFP_VERSION_* spelled out by the preprocessor, so the two cannot differ. */
+#define POOL_STR(x) #x
+#define POOL_VERSION(a, b, c) POOL_STR(a) "." POOL_STR(b) "." POOL_STR(c)
+
+const char *lfp_version(void)
+{
+	return POOL_VERSION(LFP_VERSION_MAJOR, LFP_VERSION_MINOR,
+			    LFP_VERSION_PATCH);
+}

@@ -32,7 +32,7 @@ static bool opt_needs_caches(int m)
 static void opt_usage(FILE *f)
 {
 	fputs(
-"usage: lfpool-stress [options]\n"
+"Usage: lfpool-stress [options]\n"
 "\n"
 "Hammer one lfpool pool from many threads and check, on every operation,\n"
 "that no slot is live twice and that no live object was written by anyone\n"
@@ -75,8 +75,8 @@ static void opt_usage(FILE *f)
 "      --json          print one JSON object instead of the summary\n"
 "      --progress      a progress line on stderr, refreshed each second\n"
 "      --no-progress   none (default: only if stderr is a terminal)\n"
-"      --rss-slack MiB with --duration: fail if resident memory grows by\n"
-"                      more than this after warm-up, the first quarter\n"
+"      --rss-slack MiB  with --duration: fail if resident memory grows\n"
+"                      by more than this after warm-up, the first quarter\n"
 "                      of the run (1..60 s); it is read each second from\n"
 "                      /proc/self/statm (default 4; in sanitizer builds\n"
 "                      -1: report only, their allocators keep growing)\n"
@@ -84,6 +84,7 @@ static void opt_usage(FILE *f)
 "                      (default 60)\n"
 "      --list-modes    print the modes this build supports and exit\n"
 "  -h, --help          this text\n"
+"      --version       print the version of lfpool it runs on and exit\n"
 "\n"
 "An operation is one call that allocates or releases (a bulk call counts\n"
 "once) or one object sent to another thread.\n"
@@ -368,7 +369,7 @@ enum {
 	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_GROW,
 	OPT_STRICT, OPT_POISON, OPT_HOOKS, OPT_JSON, OPT_PROGRESS,
 	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST, OPT_EXHAUST, OPT_IDLE,
-	OPT_SPARE
+	OPT_SPARE, OPT_VERSION
 };
 
 static const struct option opt_long[] = {
@@ -397,6 +398,7 @@ static const struct option opt_long[] = {
 	{ "stall", required_argument, NULL, OPT_STALL },
 	{ "list-modes", no_argument, NULL, OPT_LIST },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -542,6 +544,9 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 		return 1;
 	case 'h':
 		opt_usage(stdout);
+		return 1;
+	case OPT_VERSION:
+		printf("lfpool-stress (lfpool) %s\n", lfp_version());
 		return 1;
 	}
 	return -EINVAL; /* getopt has said what was wrong */

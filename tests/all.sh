@@ -80,6 +80,64 @@ check_install() {
 	cc -std=c11 -Wall -Werror -static -o "$dir/installed-static" \
 		tests/installed.c $(pkg-config --cflags --static --libs lfpool)
 	"$dir/installed-static"
+	check_installed_docs "$prefix"
+}
+
+# What make install puts beside the library: the manual (section 3 made
+# from lfpool.h, section 1 for the harness), lfpool-stress running from
+# the prefix, the examples' sources, which must build against the
+# installed library, and the TSan suppressions lfpool.pc points to.
+check_installed_docs() {
+	prefix=$1
+	command -v man >/dev/null || {
+		echo "tests/all.sh: man is missing: apt-get install man-db" >&2
+		exit 1
+	}
+	for page in "3 lfpool" "3 lfp_alloc" "3 lfp_version" \
+		"3 lfp_handle_is_null" "1 lfpool-stress"; do
+		# shellcheck disable=SC2086
+		man -M "$prefix/share/man" -w $page >/dev/null || {
+			echo "man -M $prefix/share/man $page: no page" >&2
+			exit 1
+		}
+	done
+	# Rendered, with groff's warnings on: none may come out.
+	warnings=$(MANPAGER=cat MANWIDTH=80 man --warnings -M "$prefix/share/man" \
+		3 lfp_alloc 2>&1 >/dev/null)
+	if [ -n "$warnings" ]; then
+		echo "man 3 lfp_alloc: $warnings" >&2
+		exit 1
+	fi
+	MANPAGER=cat MANWIDTH=80 man -M "$prefix/share/man" 3 lfp_alloc |
+		grep -q 'THREAD SAFETY' || {
+		echo "man 3 lfp_alloc lacks its THREAD SAFETY section" >&2
+		exit 1
+	}
+	"$prefix/bin/lfpool-stress" --help >/dev/null
+	"$prefix/bin/lfpool-stress" --threads 2 --ops 2k --no-progress >/dev/null
+	version=$("$prefix/bin/lfpool-stress" --version)
+	if [ "$version" != "lfpool-stress (lfpool) $(pkg-config --modversion lfpool)" ]; then
+		echo "lfpool-stress --version says '$version'," \
+		     "lfpool.pc $(pkg-config --modversion lfpool)" >&2
+		exit 1
+	fi
+	examples=$prefix/share/doc/lfpool/examples
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Werror -pthread -o "$dir/installed-jobs" \
+		"$examples/jobs.c" $(pkg-config --cflags --libs lfpool)
+	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-jobs" --workers 2 --depth 4 \
+		--fanout 3 --capacity 64 --quiet
+	for f in particles.c iterate_cost.c; do
+		test -f "$examples/$f" || {
+			echo "$examples/$f is not installed" >&2
+			exit 1
+		}
+	done
+	test -f "$(pkg-config --variable=tsan_suppressions lfpool)" || {
+		echo "the TSan suppressions lfpool.pc names are not installed" >&2
+		exit 1
+	}
+	echo "installed: man pages, $version, examples, tsan.supp"
 }
 
 passed=0

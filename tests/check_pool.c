@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h" /* PACKAGE_VERSION, from configure.ac's AC_INIT */
 #include "testutil.h"
 
 static void expect_stats(struct lfp_pool *pool, uint64_t live, uint64_t allocs,
@@ -262,6 +263,23 @@ START_TEST(threads_hand_objects_around)
 }
 END_TEST
 
+/*
+ * lfpool.h's LFP_VERSION_* are written by hand: when AC_INIT's version
+ * changes, this fails until the header says the same. lfp_version, the
+ * library's own answer at run time, must agree with both.
+ */
+START_TEST(version_matches_configure)
+{
+	char macros[40];
+
+	snprintf(macros, sizeof(macros), "%d.%d.%d", LFP_VERSION_MAJOR,
+		 LFP_VERSION_MINOR, LFP_VERSION_PATCH);
+	ck_assert_str_eq(macros, PACKAGE_VERSION);
+	ck_assert_ptr_nonnull(lfp_version());
+	ck_assert_str_eq(lfp_version(), PACKAGE_VERSION);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pool");
@@ -274,6 +292,7 @@ int main(void)
 	tcase_add_test(tc, null_pool);
 	tcase_add_test(tc, creation_is_lazy);
 	tcase_add_loop_test(tc, threads_hand_objects_around, 0, TEST_NMODES);
+	tcase_add_test(tc, version_matches_configure);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
