@@ -229,7 +229,9 @@ template <class T> using unique_ptr = std::unique_ptr<T, deleter<T>>;
  *
  * When the pool goes, the objects still live are destroyed (their
  * destructors run, in slot order) and its memory is returned; explicit
- * caches and lfp::unique_ptr of it must be gone first.
+ * caches and lfp::unique_ptr of it must be gone first. Every live slot is
+ * taken for a T then: a slot allocated through native() with lfp_alloc
+ * must hold a T by that time (or T be trivially destructible).
  */
 template <class T> class pool
 {
