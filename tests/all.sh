@@ -52,8 +52,8 @@ run_variant() {
 	failed=$((failed + n))
 }
 
-# Install the normal build into its scratch prefix and build a program
-# against it the way a user would: through pkg-config.
+# Install the normal build into its scratch prefix and build programs
+# against it the way a user would, in C and in C++: through pkg-config.
 check_install() {
 	dir=$1
 	prefix=$top/$dir/inst
@@ -80,6 +80,12 @@ check_install() {
 	cc -std=c11 -Wall -Werror -static -o "$dir/installed-static" \
 		tests/installed.c $(pkg-config --cflags --static --libs lfpool)
 	"$dir/installed-static"
+	# lfpool.hpp, installed beside lfpool.h, with the same flags.
+	# shellcheck disable=SC2046
+	c++ -std=c++17 -pthread -Wall -Wextra -pedantic -Werror \
+		-o "$dir/installed-cxx" tests/installed.cc \
+		$(pkg-config --cflags --libs lfpool)
+	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-cxx"
 	check_installed_docs "$prefix"
 }
 
@@ -149,8 +155,8 @@ for v in $variants; do
 		run_variant build-check --prefix="$top/build-check/inst"
 		check_install build-check
 		;;
-	thread) run_variant build-tsan CC=clang --enable-sanitizer=thread ;;
-	address) run_variant build-asan CC=clang --enable-sanitizer=address ;;
+	thread) run_variant build-tsan CC=clang CXX=clang++ --enable-sanitizer=thread ;;
+	address) run_variant build-asan CC=clang CXX=clang++ --enable-sanitizer=address ;;
 	*) echo "tests/all.sh: unknown variant '$v'" >&2; exit 2 ;;
 	esac
 done

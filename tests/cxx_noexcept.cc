@@ -1,0 +1,142 @@
+// lfpool.hpp without exceptions and RTTI: built with -fno-exceptions
+// -fno-rtti, this program uses the main API (pools, caches, handles,
+// unique_ptr, pool_resource), and checks that a pool that cannot be made
+// prints why and aborts. A plain program: it exits non-zero on a failure.
+#include <lfpool.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef __cpp_exceptions
+#error "cxx_noexcept.cc is built with -fno-exceptions"
+#endif
+
+namespace
+{
+
+int failures;
+
+#define EXPECT(cond)                                                           \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, \
+				     __LINE__, #cond);                         \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+// Non-trivial, and its constructor is not noexcept: make takes the path
+// that would release the slot if it threw.
+struct named {
+	static long made, gone;
+	std::string name;
+
+	explicit named(const char *n) : name(n)
+	{
+		made++;
+	}
+	~named()
+	{
+		gone++;
+	}
+};
+long named::made, named::gone;
+
+void pools_caches_handles()
+{
+	{
+		lfp::pool<named> pool(4);
+		named *a = pool.make("a name longer than the small buffer");
+		lfp::handle<named> h = pool.handle_of(a);
+
+		EXPECT(a && a->name.size() > 20);
+		EXPECT(h && pool.resolve(h) == a);
+		pool.destroy(a);
+		EXPECT(!pool.resolve(h));
+		EXPECT(named::gone == 1);
+
+		lfp::cache<named> cache(pool);
+		named *b = cache.make("b");
+		EXPECT(b && pool.handle_of(b) != h);
+		{
+			lfp::unique_ptr<named> u = pool.make_unique("u");
+
+			EXPECT(u && u->name == "u");
+		}
+		EXPECT(named::gone == 2);
+		named *c = cache.make("c"), *d = cache.make("d"),
+		      *e = cache.make("e");
+		EXPECT(c && d && e);
+		EXPECT(!cache.make("exhausted") && !pool.make("exhausted"));
+		EXPECT(pool.stats().live == 4);
+		cache.destroy(b);
+		pool.destroy(c);
+		// d and e are left for the pool to destroy.
+	}
+	EXPECT(named::made == 6 && named::gone == 6);
+}
+
+void memory_resource()
+{
+	lfp::pool_resource res(64, 1000);
+	{
+		std::pmr::vector<int> v(&res);
+
+		for (int i = 0; i < 10000; i++)
+			v.push_back(i);
+		EXPECT(v[9999] == 9999);
+		EXPECT(res.stats().live == 0); // 40000 bytes: upstream's
+		std::pmr::string s("a string longer than fifteen", &res);
+		EXPECT(res.stats().live == 1);
+	}
+	EXPECT(res.stats().live == 0);
+	EXPECT(res.is_equal(res));
+}
+
+// pool(0) in a child: it must print the error and abort.
+void creation_failure_aborts()
+{
+	int fds[2], status = 0;
+	char msg[256] = "";
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds) != 0) {
+		std::perror("pipe");
+		failures++;
+		return;
+	}
+	std::fflush(nullptr);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		lfp::pool<int> pool(0);
+		_exit(0); // not reached: the constructor aborts
+	}
+	close(fds[1]);
+	n = read(fds[0], msg, sizeof(msg) - 1);
+	close(fds[0]);
+	msg[n > 0 ? n : 0] = '\0';
+	EXPECT(waitpid(pid, &status, 0) == pid);
+	EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	EXPECT(std::strstr(msg, "lfp_create") != nullptr);
+	EXPECT(std::strstr(msg, std::strerror(EINVAL)) != nullptr);
+}
+
+} // namespace
+
+int main()
+{
+	creation_failure_aborts();
+	pools_caches_handles();
+	memory_resource();
+	if (failures)
+		std::fprintf(stderr, "cxx_noexcept: %d failures\n", failures);
+	return failures ? 1 : 0;
+}
