@@ -19,7 +19,8 @@ modes=$("$stress" --list-modes) || exit 99
 # Idle rounds on pools whose caches hold slots when the drainer steals,
 # under each exhaustion policy (abort on a pool that cannot run dry); trim
 # on tiny pools, bare and cached, that cannot run dry, with given-up
-# caches in the registry. Both are sized for up to 8 threads.
+# caches in the registry. Both are sized for up to 8 threads; their pools
+# grow with the thread count beyond that.
 idle="cache,explicit,idle@128+hold=8+cache-size=16+batch-size=8"
 idle="$idle pool,explicit,bulk,handoff,idle@64+hold=8"
 idle="$idle cache,explicit,bulk,handle,idle@128+hold=8+cache-size=16+exhaust=grow+grow=1024"
@@ -60,6 +61,9 @@ for t in $threads; do
 		case $m in *+*) opts=--$(echo "${m#*+}" | sed 's/+/ --/g') ;; esac
 		m=${m%%+*} mix=${m%@*} cap=1024
 		case $m in *@*) cap=${m#*@} ;; esac
+		case $mix in
+		*idle*|*trim*) [ "$t" -gt 8 ] && cap=$((cap * ((t + 7) / 8))) ;;
+		esac
 		runs=$((runs + 1))
 		# shellcheck disable=SC2086
 		"$stress" --json --no-progress --threads "$t" --mix "$mix" \
