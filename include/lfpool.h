@@ -185,7 +185,17 @@ struct lfp_config {
 	void (*on_alloc)(void *obj, void *arg); /* every allocation */
 	void (*on_free)(void *obj, void *arg);  /* every accepted release */
 	void *hook_arg;                         /* also reclaim's arg */
+
+	/* A name for the pool's diagnostics and lfp_name, e.g. "particles";
+	 * NULL = none. The pool keeps a copy of its first LFP_NAME_MAX
+	 * bytes (cut back to a UTF-8 character boundary), inside its
+	 * header: the string need not outlive lfp_create, and a pool in
+	 * caller memory still allocates nothing. */
+	const char *name;
 };
+
+/* The most bytes of lfp_config.name a pool keeps (without the NUL). */
+#define LFP_NAME_MAX 31
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
@@ -417,6 +427,18 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
+
+/*
+ * The pool's name: its copy of lfp_config.name, at most LFP_NAME_MAX
+ * bytes. Every message the library prints about a pool names it by this
+ * name (when it has one) and by its address.
+ *
+ * Returns the name, "" if the pool was made without one, or NULL if pool
+ * is NULL. The string lives as long as the pool.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Progress: wait-free.
+ */
+LFP_API const char *lfp_name(const struct lfp_pool *pool);
 
 /*
  * Growth and contraction

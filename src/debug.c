@@ -187,11 +187,12 @@ static void debug_written_after_release(struct lfp_pool *pool, uint32_t idx,
 					size_t at)
 {
 	const unsigned char *p = lfpi_obj(pool, idx);
+	char label[LFPI_LABEL_MAX];
 
 	fprintf(stderr,
-		"lfpool: pool %p, slot %u (object %p): written after its "
+		"lfpool: %s, slot %u (object %p): written after its "
 		"release: byte %zu is 0x%02x, the release fill is 0x%02x\n",
-		(void *)pool, idx, (const void *)p, at, p[at],
+		lfpi_pool_label(pool, label), idx, (const void *)p, at, p[at],
 		debug_fill[at % 4]);
 	abort();
 }
@@ -247,14 +248,15 @@ void lfpi_debug_free(struct lfp_pool *pool, uint32_t idx)
 
 void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err)
 {
+	char label[LFPI_LABEL_MAX];
 	uint32_t idx;
 	int e;
 
 	if (!(pool->debug & LFPI_DBG_REPORT))
 		return;
 	idx = obj ? lfpi_slot_of(pool, obj, &e) : LFPI_NIL;
-	fprintf(stderr, "lfpool: pool %p: release of %p refused (%s)",
-		(void *)pool, obj,
+	fprintf(stderr, "lfpool: %s: release of %p refused (%s)",
+		lfpi_pool_label(pool, label), obj,
 		err == -EALREADY ? "already free"
 		: err == -EFAULT ? "not in this pool"
 				 : "not the start of an object");

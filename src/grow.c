@@ -70,14 +70,15 @@ static int grow_step(struct lfp_pool *pool, uint32_t seen)
 
 static void grow_abort(struct lfp_pool *pool)
 {
+	char label[LFPI_LABEL_MAX];
 	struct lfp_stats st;
 
 	lfp_stats(pool, &st);
 	fprintf(stderr,
-		"lfpool: pool %p exhausted and its policy is to abort: "
+		"lfpool: %s exhausted and its policy is to abort: "
 		"capacity %llu, live %llu, cached %llu, deferred %llu, "
 		"allocs %llu, frees %llu, failed %llu\n",
-		(void *)pool, (unsigned long long)st.capacity,
+		lfpi_pool_label(pool, label), (unsigned long long)st.capacity,
 		(unsigned long long)st.live, (unsigned long long)st.cached,
 		(unsigned long long)st.deferred, (unsigned long long)st.allocs,
 		(unsigned long long)st.frees,

@@ -167,6 +167,7 @@ struct lfp_pool {
 	void *hook_arg;
 	uint32_t cache_size;      /* slots per thread cache */
 	uint32_t batch;           /* slots per exchange with the shared stack */
+	char name[LFP_NAME_MAX + 1]; /* lfp_config.name, cut; "" if none */
 
 	/* Shared and hot: each on its own cache line. */
 	struct lfpi_stack free;
@@ -307,6 +308,15 @@ int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,
 /* pool.c: the shared paths and the counters. */
 
 struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool);
+
+/*
+ * How diagnostics name a pool: `pool "particles" (0x...)`, or `pool 0x...`
+ * without a name; control characters of the name show as '?', so a
+ * report stays on its line. Writes into buf and returns it.
+ */
+#define LFPI_LABEL_MAX (sizeof("pool \"\" (0x)") + LFP_NAME_MAX + 2 * sizeof(void *))
+const char *lfpi_pool_label(const struct lfp_pool *pool,
+			    char buf[LFPI_LABEL_MAX]);
 /*
  * Make live slot idx free: 0, or -EALREADY if it was not live. With
  * `strict` a CAS decides between racing releases of one object, so

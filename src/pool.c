@@ -4,6 +4,7 @@
  * lfp_stats.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -33,6 +34,45 @@ struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
 static inline void pool_count(_Atomic uint64_t *ctr, uint64_t n)
 {
 	atomic_fetch_add_explicit(ctr, n, memory_order_relaxed);
+}
+
+/*
+ * Keep the first LFP_NAME_MAX bytes of name, backing off over UTF-8
+ * continuation bytes so that a cut never leaves half a character.
+ */
+static void pool_set_name(struct lfp_pool *pool, const char *name)
+{
+	size_t n = name ? strnlen(name, LFP_NAME_MAX + 1) : 0;
+
+	if (n > LFP_NAME_MAX) {
+		n = LFP_NAME_MAX;
+		while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(pool->name, name ? name : "", n);
+	pool->name[n] = '\0';
+}
+
+const char *lfpi_pool_label(const struct lfp_pool *pool,
+			    char buf[LFPI_LABEL_MAX])
+{
+	char *p;
+
+	if (!pool->name[0]) {
+		snprintf(buf, LFPI_LABEL_MAX, "pool %p", (const void *)pool);
+		return buf;
+	}
+	snprintf(buf, LFPI_LABEL_MAX, "pool \"%s\" (%p)", pool->name,
+		 (const void *)pool);
+	for (p = buf + sizeof("pool \"") - 1; p < buf + LFPI_LABEL_MAX && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return buf;
+}
+
+const char *lfp_name(const struct lfp_pool *pool)
+{
+	return pool ? pool->name : NULL;
 }
 
 static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
@@ -69,6 +109,7 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->id = atomic_fetch_add_explicit(&pool_ids, 1, memory_order_relaxed);
 	pool->cache_size = l->cache_size;
 	pool->batch = l->batch;
+	pool_set_name(pool, cfg->name);
 }
 
 static void pool_set_quirks(struct lfp_pool *pool)

@@ -2,8 +2,10 @@
  * exhaustion, lazy first touch, and threads handing objects around. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h" /* PACKAGE_VERSION, from configure.ac's AC_INIT */
@@ -280,6 +282,183 @@ START_TEST(version_matches_configure)
 }
 END_TEST
 
+START_TEST(names_are_copied_and_cut)
+{
+	/* 30 bytes, then a 2-byte character across the 31-byte limit. */
+	static const char cut[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9z";
+	static const char full[] = "0123456789012345678901234567890"; /* 31 */
+	alignas(LFP_MEMORY_ALIGN) static char mem[1 << 16];
+	struct lfp_config cfg = { .obj_size = 16, .capacity = 8 };
+	struct lfp_pool *pool;
+	char name[] = "particles";
+
+	cfg.name = name;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	name[0] = 'X'; /* the pool keeps its own copy */
+	ck_assert_str_eq(lfp_name(pool), "particles");
+	lfp_destroy(pool);
+
+	cfg.name = full;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_str_eq(lfp_name(pool), full);
+	lfp_destroy(pool);
+
+	cfg.name = "0123456789012345678901234567890123456789";
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_str_eq(lfp_name(pool), full);
+	lfp_destroy(pool);
+
+	cfg.name = cut;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_uint_eq(strlen(lfp_name(pool)), 30);
+	ck_assert_int_eq(strncmp(lfp_name(pool), cut, 30), 0);
+	lfp_destroy(pool);
+
+	/* In caller memory: the name lives in the header it already had. */
+	cfg.name = "sounds";
+	cfg.memory = mem;
+	cfg.memory_size = sizeof(mem);
+	ck_assert_uint_le(lfp_memory_size(&cfg), sizeof(mem));
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_str_eq(lfp_name(pool), "sounds");
+	lfp_destroy(pool);
+
+	cfg.name = NULL; /* no name: "", never NULL */
+	cfg.memory = NULL;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_ptr_nonnull(lfp_name(pool));
+	ck_assert_str_eq(lfp_name(pool), "");
+	lfp_destroy(pool);
+	ck_assert_ptr_null(lfp_name(NULL));
+}
+END_TEST
+
+/*
+ * Run fn(pool) in a child whose stderr is a pipe; read what it wrote into
+ * buf and return its wait status.
+ */
+static int child_stderr(void (*fn)(struct lfp_pool *), struct lfp_pool *pool,
+			char *buf, size_t len)
+{
+	int fd[2], status;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 2);
+		signal(SIGABRT, SIG_DFL);
+		fn(pool);
+		fflush(stderr);
+		_exit(0);
+	}
+	close(fd[1]);
+	while (got < len - 1 && (n = read(fd[0], buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void exhaust(struct lfp_pool *pool)
+{
+	for (;;)
+		lfp_alloc(pool);
+}
+
+/* The message names the pool as "pool \"<name>\" (<address>)". */
+static void ck_names(const char *msg, struct lfp_pool *pool, const char *shown)
+{
+	char want[128];
+
+	if (shown)
+		snprintf(want, sizeof(want), "lfpool: pool \"%s\" (%p)", shown,
+			 (void *)pool);
+	else
+		snprintf(want, sizeof(want), "lfpool: pool %p", (void *)pool);
+	ck_assert_msg(strstr(msg, want), "want \"%s\" in: %s", want, msg);
+}
+
+START_TEST(abort_message_names_pool)
+{
+	static const char *const names[] = { "particles", NULL, "two\nlines" };
+	static const char *const shown[] = { "particles", NULL, "two?lines" };
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 4,
+				  .flags = test_modes[_i % TEST_NMODES],
+				  .exhaust = LFP_EXHAUST_ABORT };
+	struct lfp_pool *pool;
+	char msg[1024];
+	int status;
+
+	cfg.name = names[_i / TEST_NMODES];
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	status = child_stderr(exhaust, pool, msg, sizeof(msg));
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "status %#x, stderr: %s", status, msg);
+	ck_names(msg, pool, shown[_i / TEST_NMODES]);
+	ck_assert_msg(strstr(msg, "exhausted and its policy is to abort: "
+				  "capacity 4, live 4"),
+		      "got: %s", msg);
+	if (!shown[_i / TEST_NMODES])
+		ck_assert_ptr_null(strchr(msg, '"'));
+	lfp_destroy(pool);
+}
+END_TEST
+
+static void write_after_release(struct lfp_pool *pool)
+{
+	char *p = lfp_alloc(pool);
+
+	lfp_free(pool, p);
+	p[5] = 1;
+	lfp_alloc(pool); /* the same slot (LIFO): the fill check aborts */
+}
+
+static void release_twice(struct lfp_pool *pool)
+{
+	char *p;
+
+	/* As --enable-debug sets it, before any cache copies the quirks. */
+	pool->debug |= LFPI_DBG_REPORT;
+	pool->quirks = 1;
+	p = lfp_alloc(pool);
+	lfp_free(pool, p);
+	lfp_free(pool, p);
+}
+
+START_TEST(debug_reports_name_pool)
+{
+	struct lfp_config cfg = { .obj_size = 24, .capacity = 8,
+				  .flags = test_modes[_i] | LFP_F_POISON,
+				  .name = "bullets" };
+	struct lfp_pool *pool;
+	char msg[1024];
+	int status;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	status = child_stderr(write_after_release, pool, msg, sizeof(msg));
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "status %#x, stderr: %s", status, msg);
+	ck_names(msg, pool, "bullets");
+	ck_assert_msg(strstr(msg, "written after its release: byte 5"),
+		      "got: %s", msg);
+
+	status = child_stderr(release_twice, pool, msg, sizeof(msg));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "status %#x, stderr: %s", status, msg);
+	ck_names(msg, pool, "bullets");
+	ck_assert_msg(strstr(msg, "refused (already free): slot 0"), "got: %s",
+		      msg);
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pool");
@@ -293,6 +472,9 @@ int main(void)
 	tcase_add_test(tc, creation_is_lazy);
 	tcase_add_loop_test(tc, threads_hand_objects_around, 0, TEST_NMODES);
 	tcase_add_test(tc, version_matches_configure);
+	tcase_add_test(tc, names_are_copied_and_cut);
+	tcase_add_loop_test(tc, abort_message_names_pool, 0, 3 * TEST_NMODES);
+	tcase_add_loop_test(tc, debug_reports_name_pool, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
