@@ -393,6 +393,31 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
 LFP_API void lfp_cache_flush(struct lfp_cache *cache);
 
 /*
+ * Fill *out with one worker's share of the pool's counters: what went
+ * through this cache since lfp_cache_create made it (a cache reused from
+ * one given up earlier starts again from zero).
+ *
+ * Per cache: allocs, frees, failed_allocs, rejected_frees and cas_retries
+ * (the calls made through the cache, and the shared-list retries they
+ * cost), cache_hits, refills, flushes (batches it gave back: when full,
+ * on lfp_cache_flush, or asked to by a starving thread), steals (idle
+ * caches this one emptied when the pool ran dry; a cache emptied that way
+ * counts no flush) and cached (the slots it holds now).
+ * Pool-wide, as lfp_stats gives them: capacity, live, free, deferred,
+ * high_water, max_capacity, grown, trimmed_bytes and reclaims; an object
+ * taken through one cache may be released through another, so no count of
+ * live objects belongs to a cache. Hence live + cached + free + deferred
+ * adds up to capacity only when this is the pool's one cache.
+ * Does nothing if cache or out is NULL.
+ * Thread safety: any thread, while the cache exists (until
+ * lfp_cache_destroy or lfp_destroy). The counts are read one by one:
+ * exact when the cache's thread is idle, otherwise each is a recent value.
+ * Progress: wait-free, O(caches of the pool) for the pool-wide fields.
+ */
+LFP_API void lfp_cache_stats(const struct lfp_cache *cache,
+			     struct lfp_stats *out);
+
+/*
  * Slots and counters
  *
  * Every object of a pool lives in a slot with a fixed index; a slot's

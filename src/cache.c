@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -461,6 +462,43 @@ static void cache_unmap(struct lfp_cache *c)
 	munmap(c, c->map_size);
 }
 
+/* What lfp_cache_stats reports, in the order of cache_stats_fill. */
+static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
+	offsetof(struct lfpi_counters, cache_misses),
+	offsetof(struct lfpi_counters, allocs),
+	offsetof(struct lfpi_counters, frees),
+	offsetof(struct lfpi_counters, failed_allocs),
+	offsetof(struct lfpi_counters, rejected_frees),
+	offsetof(struct lfpi_counters, cas_retries),
+	offsetof(struct lfpi_counters, refills),
+	offsetof(struct lfpi_counters, flushes),
+	offsetof(struct lfpi_counters, steals),
+};
+
+/* Counter i of cache_stat_ctr, since the cache was made. */
+static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
+{
+	/* Casting away const: loading an atomic writes nothing. Relaxed:
+	 * counters order nothing. */
+	_Atomic uint64_t *ctr =
+		(_Atomic uint64_t *)((char *)&c->ctr + cache_stat_ctr[i]);
+
+	return atomic_load_explicit(ctr, memory_order_relaxed);
+}
+
+/* Counter i since the cache was last claimed. */
+static uint64_t cache_stat(const struct lfp_cache *c, unsigned i)
+{
+	return cache_ctr(c, i) - c->base[i];
+}
+
+/* A claimed cache counts from here on, for lfp_cache_stats. */
+static void cache_stats_reset(struct lfp_cache *c)
+{
+	for (unsigned i = 0; i < LFPI_CACHE_STATS; i++)
+		c->base[i] = cache_ctr(c, i);
+}
+
 /* A dead cache of the pool to reuse, or a new one; NULL without memory. */
 static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 {
@@ -476,8 +514,10 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 		if (atomic_load_explicit(&c->state, memory_order_relaxed) == dead &&
 		    atomic_compare_exchange_strong_explicit(
 			    &c->state, &dead, kind, memory_order_acquire,
-			    memory_order_relaxed))
+			    memory_order_relaxed)) {
+			cache_stats_reset(c);
 			return c;
+		}
 	}
 	if (!(c = cache_map(pool)))
 		return NULL;
@@ -492,6 +532,7 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	atomic_init(&c->ctl, 0);
 	atomic_init(&c->state, kind);
 	lfpi_counters_init(&c->ctr);
+	memset(c->base, 0, sizeof(c->base));
 	old = atomic_load_explicit(&pool->caches, memory_order_relaxed);
 	do
 		c->reg_next = old;
@@ -680,6 +721,29 @@ void lfp_cache_flush(struct lfp_cache *cache)
 {
 	if (cache)
 		cache_drain(cache);
+}
+
+void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
+{
+	uint64_t misses;
+
+	if (!cache || !out)
+		return;
+	lfp_stats(cache->pool, out);
+	/* Misses before allocs, as in lfp_stats: hits cannot go negative
+	 * but through relaxed reordering, which the check below absorbs. */
+	misses = cache_stat(cache, 0);
+	out->allocs = cache_stat(cache, 1);
+	out->cache_hits = out->allocs > misses ? out->allocs - misses : 0;
+	out->frees = cache_stat(cache, 2);
+	out->failed_allocs = cache_stat(cache, 3);
+	out->rejected_frees = cache_stat(cache, 4);
+	out->cas_retries = cache_stat(cache, 5);
+	out->refills = cache_stat(cache, 6);
+	out->flushes = cache_stat(cache, 7);
+	out->steals = cache_stat(cache, 8);
+	out->cached = atomic_load_explicit(
+		&((struct lfp_cache *)cache)->count, memory_order_relaxed);
 }
 
 /*

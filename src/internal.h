@@ -475,6 +475,9 @@ enum {
 #define LFPI_CTL_STEAL 1u /* a thief may be emptying the cache: keep off */
 #define LFPI_CTL_FLUSH 2u /* a thief found it busy: flush it when you can */
 
+/* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */
+#define LFPI_CACHE_STATS 9
+
 /*
  * A magazine of free slot indices, LIFO, owned by one thread at a time.
  * The owner's fast path uses loads and stores only; the words another
@@ -497,6 +500,9 @@ struct lfp_cache {
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
 	struct lfpi_counters ctr;  /* written by the owner only */
+	/* ctr's values when the cache was last claimed: lfp_cache_stats
+	 * counts from here, while the pool's sums keep every count. */
+	uint64_t base[LFPI_CACHE_STATS];
 	_Atomic uint32_t slots[];
 };
 

@@ -6,6 +6,108 @@
 
 #include "testutil.h"
 
+/* What lfp_cache_stats should report for one cache. */
+struct cache_want {
+	uint64_t allocs, frees, failed, rejected, hits, refills, flushes,
+		steals, cached;
+};
+
+static void expect_cache(const struct lfp_cache *c, struct cache_want w)
+{
+	struct lfp_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	lfp_cache_stats(c, &st);
+	ck_assert_uint_eq(st.allocs, w.allocs);
+	ck_assert_uint_eq(st.frees, w.frees);
+	ck_assert_uint_eq(st.failed_allocs, w.failed);
+	ck_assert_uint_eq(st.rejected_frees, w.rejected);
+	ck_assert_uint_eq(st.cache_hits, w.hits);
+	ck_assert_uint_eq(st.refills, w.refills);
+	ck_assert_uint_eq(st.flushes, w.flushes);
+	ck_assert_uint_eq(st.steals, w.steals);
+	ck_assert_uint_eq(st.cached, w.cached);
+	ck_assert_uint_eq(st.cas_retries, 0); /* one thread: no CAS fails */
+}
+
+/* Each cache's counts are its own; the pool's are their sum. */
+START_TEST(cache_stats_per_worker)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 6,
+				  .cache_size = 4, .batch_size = 2 };
+	struct lfp_stats st, pst, sentinel = { .allocs = 42 };
+	struct lfp_cache *a, *b, *c;
+	struct lfp_pool *pool;
+	char *a0, *a1, *b0, *x[4];
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_ptr_nonnull(a = lfp_cache_create(pool));
+	ck_assert_ptr_nonnull(b = lfp_cache_create(pool));
+	expect_cache(a, (struct cache_want){ 0 });
+
+	a0 = lfp_cache_alloc(a); /* miss: a batch of 2 fresh slots */
+	a1 = lfp_cache_alloc(a); /* hit */
+	b0 = lfp_cache_alloc(b); /* miss: the next 2 */
+	ck_assert_int_eq(lfp_cache_free(b, a0), 0);
+	ck_assert_int_eq(lfp_cache_free(b, a0), -EALREADY);
+	ck_assert_int_eq(lfp_cache_free(b, NULL), -EINVAL);
+	ck_assert_int_eq(lfp_cache_free(a, b0), 0);
+	ck_assert_int_eq(lfp_cache_free(a, a1 + 1), -EINVAL);
+	expect_cache(a, (struct cache_want){ .allocs = 2, .frees = 1,
+					     .rejected = 1, .hits = 1,
+					     .refills = 1, .cached = 1 });
+	expect_cache(b, (struct cache_want){ .allocs = 1, .frees = 1,
+					     .rejected = 2, .refills = 1,
+					     .cached = 2 });
+
+	/* a: b0's slot (hit), the last 2 fresh (miss, hit), then b's 2
+	 * (a steal from idle b, and a refill of what is left), then none. */
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(x[i] = lfp_cache_alloc(a));
+	ck_assert_ptr_nonnull(lfp_cache_alloc(a));
+	ck_assert_ptr_null(lfp_cache_alloc(a));
+	expect_cache(a, (struct cache_want){ .allocs = 7, .frees = 1,
+					     .failed = 1, .rejected = 1,
+					     .hits = 3, .refills = 3,
+					     .steals = 1 });
+	expect_cache(b, (struct cache_want){ .allocs = 1, .frees = 1,
+					     .rejected = 2, .refills = 1 });
+
+	/* Pool-wide fields are the pool's; the events add up to it. */
+	lfp_cache_stats(b, &st);
+	lfp_stats(pool, &pst);
+	ck_assert_uint_eq(st.capacity, 6);
+	ck_assert_uint_eq(st.live, pst.live);
+	ck_assert_uint_eq(st.free, pst.free);
+	ck_assert_uint_eq(st.high_water, pst.high_water);
+	ck_assert_uint_eq(st.max_capacity, pst.max_capacity);
+	ck_assert_uint_eq(pst.allocs, 7 + 1);
+	ck_assert_uint_eq(pst.rejected_frees, 1 + 2);
+	ck_assert_uint_eq(pst.steals, 1);
+
+	/* a is given up with one object in it (flushed); c reuses it and
+	 * starts from zero, while the pool keeps every count. */
+	ck_assert_int_eq(lfp_cache_free(a, x[0]), 0);
+	lfp_cache_destroy(a);
+	ck_assert_ptr_eq(c = lfp_cache_create(pool), a);
+	expect_cache(c, (struct cache_want){ 0 });
+	ck_assert_ptr_nonnull(lfp_cache_alloc(c));
+	expect_cache(c, (struct cache_want){ .allocs = 1, .refills = 1 });
+	lfp_stats(pool, &pst);
+	ck_assert_uint_eq(pst.allocs, 7 + 1 + 1);
+	ck_assert_uint_eq(pst.flushes, 1);
+
+	/* NULL arguments do nothing. */
+	st = sentinel;
+	lfp_cache_stats(NULL, &st);
+	ck_assert_uint_eq(st.allocs, 42);
+	lfp_cache_stats(c, NULL);
+	lfp_cache_destroy(b);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
 START_TEST(explicit_cache_batches)
 {
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
@@ -436,6 +538,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, explicit_cache_batches);
+	tcase_add_test(tc, cache_stats_per_worker);
 	tcase_add_test(tc, cache_bad_input);
 	tcase_add_test(tc, failed_alloc_is_no_miss);
 	tcase_add_test(tc, bad_cache_configs);
