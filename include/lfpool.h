@@ -63,6 +63,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -464,6 +465,26 @@ LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
  * lfp_destroy. Progress: wait-free.
  */
 LFP_API const char *lfp_name(const struct lfp_pool *pool);
+
+/*
+ * Write a report of the pool's counters to f, for a human at a glance: a
+ * line naming the pool, then lines for its slots (capacity and
+ * max_capacity, live, cached, free, deferred, high water), its calls
+ * (allocs, frees, failed allocs, rejected frees), its caches (hit rate:
+ * cache_hits of allocs; refills, flushes, steals, CAS retries) and its
+ * size (times grown, bytes trimmed, reclaim calls). One lfp_stats
+ * snapshot, so the numbers agree with each other as lfp_stats's do. The
+ * layout is for people and may change; programs should read lfp_stats.
+ * f is flushed.
+ *
+ * Returns 0, -EINVAL if pool or f is NULL (nothing is written), or -EIO if
+ * writing or flushing f failed (f's error indicator says more; part of the
+ * report may have been written).
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; the stream is locked as stdio does.
+ * Progress: blocking (stdio).
+ */
+LFP_API int lfp_stats_print(const struct lfp_pool *pool, FILE *f);
 
 /*
  * Growth and contraction

@@ -443,6 +443,48 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		&((struct lfp_pool *)pool)->bump, memory_order_relaxed);
 }
 
+#define POOL_U(x) ((unsigned long long)(x))
+
+int lfp_stats_print(const struct lfp_pool *pool, FILE *f)
+{
+	char label[LFPI_LABEL_MAX], rate[32] = "-";
+	struct lfp_stats st;
+	int err = 0;
+
+	if (!pool || !f)
+		return -EINVAL;
+	lfp_stats(pool, &st);
+	if (st.allocs)
+		snprintf(rate, sizeof(rate), "%.1f%%",
+			 100.0 * (double)st.cache_hits / (double)st.allocs);
+	/* OR-ed, so that a negative return from any call stays negative. */
+	err |= fprintf(f, "lfpool: %s\n", lfpi_pool_label(pool, label));
+	err |= fprintf(f,
+		       "  slots   capacity %llu (max %llu), live %llu, "
+		       "cached %llu, free %llu, deferred %llu, high water %llu\n",
+		       POOL_U(st.capacity), POOL_U(st.max_capacity),
+		       POOL_U(st.live), POOL_U(st.cached), POOL_U(st.free),
+		       POOL_U(st.deferred), POOL_U(st.high_water));
+	err |= fprintf(f,
+		       "  calls   allocs %llu, frees %llu, failed allocs %llu, "
+		       "rejected frees %llu\n",
+		       POOL_U(st.allocs), POOL_U(st.frees),
+		       POOL_U(st.failed_allocs), POOL_U(st.rejected_frees));
+	err |= fprintf(f,
+		       "  caches  hit rate %s (%llu of %llu), refills %llu, "
+		       "flushes %llu, steals %llu, CAS retries %llu\n",
+		       rate, POOL_U(st.cache_hits), POOL_U(st.allocs),
+		       POOL_U(st.refills), POOL_U(st.flushes),
+		       POOL_U(st.steals), POOL_U(st.cas_retries));
+	err |= fprintf(f,
+		       "  size    grown %llu times, trimmed %llu bytes, "
+		       "reclaim calls %llu\n",
+		       POOL_U(st.grown), POOL_U(st.trimmed_bytes),
+		       POOL_U(st.reclaims));
+	/* A buffered stream fails only when it is written out. */
+	return err < 0 || fflush(f) ? -EIO : 0;
+}
+
 /* LFP_VERSION_* spelled out by the preprocessor, so the two cannot differ. */
 #define POOL_STR(x) #x
 #define POOL_VERSION(a, b, c) POOL_STR(a) "." POOL_STR(b) "." POOL_STR(c)

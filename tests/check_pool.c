@@ -459,6 +459,88 @@ START_TEST(debug_reports_name_pool)
 }
 END_TEST
 
+static void ck_has(const char *text, const char *want)
+{
+	ck_assert_msg(strstr(text, want), "want \"%s\" in:\n%s", want, text);
+}
+
+START_TEST(stats_print_reports)
+{
+	struct lfp_config cfg = { .obj_size = 16, .capacity = 8,
+				  .max_capacity = 32, .exhaust = LFP_EXHAUST_GROW,
+				  .flags = LFP_F_NO_CACHE, .cache_size = 8,
+				  .name = "hud" };
+	struct lfp_pool *pool;
+	struct lfp_cache *c;
+	char *text = NULL, want[128];
+	size_t len = 0;
+	void *obj[9];
+	FILE *f;
+	int local;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	for (int i = 0; i < 9; i++) /* the ninth grows the pool to 16 */
+		ck_assert_ptr_nonnull(obj[i] = lfp_alloc(pool));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(lfp_free(pool, obj[i]), 0);
+	ck_assert_int_eq(lfp_free(pool, obj[0]), -EALREADY);
+	ck_assert_int_eq(lfp_free(pool, &local), -EFAULT);
+	/* Through an explicit cache: 4 misses (each refill takes one of the
+	 * slots released one by one above), 4 back into it, 2 hits, and a
+	 * flush of the other 2. */
+	ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(obj[i] = lfp_cache_alloc(c));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(lfp_cache_free(c, obj[i]), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_ptr_nonnull(lfp_cache_alloc(c));
+	lfp_cache_flush(c);
+
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	ck_assert_int_eq(lfp_stats_print(pool, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(want, sizeof(want), "lfpool: pool \"hud\" (%p)\n",
+		 (void *)pool);
+	ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got:\n%s", text);
+	ck_has(text, "capacity 16 (max 32), live 7, cached 0, free 9, "
+		     "deferred 0, high water 9");
+	ck_has(text, "allocs 15, frees 8, failed allocs 0, rejected frees 2");
+	ck_has(text, "hit rate 13.3% (2 of 15), refills 4, flushes 1, "
+		     "steals 0");
+	ck_has(text, "grown 1 times, trimmed 0 bytes, reclaim calls 0");
+	free(text);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+
+	/* No allocation yet: no hit rate to speak of; no name, no quotes. */
+	pool = test_pool(16, 4);
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	ck_assert_int_eq(lfp_stats_print(pool, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(want, sizeof(want), "lfpool: pool %p\n", (void *)pool);
+	ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got:\n%s", text);
+	ck_has(text, "hit rate - (0 of 0)");
+	free(text);
+
+	/* Bad arguments write nothing; write errors are -EIO. */
+	ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+	ck_assert_int_eq(lfp_stats_print(NULL, f), -EINVAL);
+	ck_assert_int_eq(lfp_stats_print(pool, NULL), -EINVAL);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_uint_eq(len, 0);
+	free(text);
+	ck_assert_ptr_nonnull(f = fopen("/dev/null", "r"));
+	ck_assert_int_eq(lfp_stats_print(pool, f), -EIO);
+	fclose(f);
+	if ((f = fopen("/dev/full", "w"))) { /* buffered: fails at the flush */
+		ck_assert_int_eq(lfp_stats_print(pool, f), -EIO);
+		fclose(f);
+	}
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pool");
@@ -475,6 +557,7 @@ int main(void)
 	tcase_add_test(tc, names_are_copied_and_cut);
 	tcase_add_loop_test(tc, abort_message_names_pool, 0, 3 * TEST_NMODES);
 	tcase_add_loop_test(tc, debug_reports_name_pool, 0, TEST_NMODES);
+	tcase_add_test(tc, stats_print_reports);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
