@@ -455,6 +455,60 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
 /*
+ * What happened between two snapshots of one pool (or
+ * of one cache, with lfp_cache_stats), for per-frame or per-second
+ * figures: take a snapshot each frame and subtract the last one.
+ *
+ * Into *out go, as now minus before, the event counters: allocs, frees,
+ * failed_allocs, rejected_frees, cas_retries, cache_hits, refills,
+ * flushes, steals, grown, trimmed_bytes and reclaims. The gauges, levels
+ * rather than events, are copied from now: capacity, live, cached, free,
+ * deferred, high_water and max_capacity. A counter that reads lower in
+ * now than in before gives 0 rather than wrapping: before was taken later
+ * (the arguments are swapped), or the snapshots were taken under
+ * concurrent use, when cache_hits, derived from two counters, may read a
+ * little high. out may be now or before. Does nothing if an argument is
+ * NULL.
+ * Thread safety: any thread; it reads and writes its arguments only.
+ * Progress: wait-free.
+ */
+static inline void lfp_stats_delta(const struct lfp_stats *now,
+				   const struct lfp_stats *before,
+				   struct lfp_stats *out)
+{
+	struct lfp_stats d;
+
+	if (!now || !before || !out)
+		return;
+	d = *now;
+	d.allocs = now->allocs > before->allocs ?
+			   now->allocs - before->allocs : 0;
+	d.frees = now->frees > before->frees ?
+			   now->frees - before->frees : 0;
+	d.failed_allocs = now->failed_allocs > before->failed_allocs ?
+			   now->failed_allocs - before->failed_allocs : 0;
+	d.rejected_frees = now->rejected_frees > before->rejected_frees ?
+			   now->rejected_frees - before->rejected_frees : 0;
+	d.cas_retries = now->cas_retries > before->cas_retries ?
+			   now->cas_retries - before->cas_retries : 0;
+	d.cache_hits = now->cache_hits > before->cache_hits ?
+			   now->cache_hits - before->cache_hits : 0;
+	d.refills = now->refills > before->refills ?
+			   now->refills - before->refills : 0;
+	d.flushes = now->flushes > before->flushes ?
+			   now->flushes - before->flushes : 0;
+	d.steals = now->steals > before->steals ?
+			   now->steals - before->steals : 0;
+	d.grown = now->grown > before->grown ?
+			   now->grown - before->grown : 0;
+	d.trimmed_bytes = now->trimmed_bytes > before->trimmed_bytes ?
+			   now->trimmed_bytes - before->trimmed_bytes : 0;
+	d.reclaims = now->reclaims > before->reclaims ?
+			   now->reclaims - before->reclaims : 0;
+	*out = d;
+}
+
+/*
  * The pool's name: its copy of lfp_config.name, at most LFP_NAME_MAX
  * bytes. Every message the library prints about a pool names it by this
  * name (when it has one) and by its address.

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -541,6 +542,104 @@ START_TEST(stats_print_reports)
 }
 END_TEST
 
+/* The fields of struct lfp_stats, all uint64_t, seen as an array. */
+#define STATS_N (sizeof(struct lfp_stats) / sizeof(uint64_t))
+
+static uint64_t *stats_word(struct lfp_stats *st, size_t i)
+{
+	return (uint64_t *)(void *)st + i;
+}
+
+static bool stats_is_gauge(size_t i)
+{
+	static const size_t gauges[] = {
+		offsetof(struct lfp_stats, capacity),
+		offsetof(struct lfp_stats, live),
+		offsetof(struct lfp_stats, cached),
+		offsetof(struct lfp_stats, free),
+		offsetof(struct lfp_stats, deferred),
+		offsetof(struct lfp_stats, high_water),
+		offsetof(struct lfp_stats, max_capacity),
+	};
+
+	for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++)
+		if (gauges[g] == i * sizeof(uint64_t))
+			return true;
+	return false;
+}
+
+/* Every field is either an event (subtracted) or a gauge (copied). */
+START_TEST(stats_delta_fields)
+{
+	struct lfp_stats now, before, out, keep;
+
+	for (size_t i = 0; i < STATS_N; i++) {
+		*stats_word(&now, i) = 1000 + 7 * i;
+		*stats_word(&before, i) = 3 * i;
+	}
+	memset(&out, 0xee, sizeof(out));
+	lfp_stats_delta(&now, &before, &out);
+	for (size_t i = 0; i < STATS_N; i++)
+		ck_assert_msg(*stats_word(&out, i) ==
+				      (stats_is_gauge(i) ? 1000 + 7 * i
+							 : 1000 + 4 * i),
+			      "field %zu: %llu", i,
+			      (unsigned long long)*stats_word(&out, i));
+	ck_assert_uint_eq(out.allocs, now.allocs - before.allocs);
+	ck_assert_uint_eq(out.live, now.live);
+
+	/* Swapped snapshots: events clamp to 0, gauges come from "now". */
+	lfp_stats_delta(&before, &now, &out);
+	for (size_t i = 0; i < STATS_N; i++)
+		ck_assert_uint_eq(*stats_word(&out, i),
+				  stats_is_gauge(i) ? 3 * i : 0);
+
+	/* out may be either input. */
+	keep = now;
+	lfp_stats_delta(&now, &before, &now);
+	ck_assert_uint_eq(now.frees, keep.frees - before.frees);
+	ck_assert_uint_eq(now.cached, keep.cached);
+	now = keep;
+	lfp_stats_delta(&now, &before, &before);
+	ck_assert_uint_eq(before.reclaims, now.reclaims - 3 * (STATS_N - 1));
+
+	/* NULL arguments do nothing. */
+	out = keep;
+	lfp_stats_delta(NULL, &before, &out);
+	lfp_stats_delta(&now, NULL, &out);
+	ck_assert_int_eq(memcmp(&out, &keep, sizeof(out)), 0);
+	lfp_stats_delta(&now, &before, NULL);
+}
+END_TEST
+
+/* One frame's worth of work, as a game would measure it. */
+START_TEST(stats_delta_per_frame)
+{
+	struct lfp_pool *pool = test_pool_flags(16, 64, test_modes[_i]);
+	struct lfp_stats before, now, d;
+	void *obj[10];
+
+	for (int i = 0; i < 5; i++) /* earlier frames */
+		lfp_free(pool, lfp_alloc(pool));
+	lfp_stats(pool, &before);
+	for (int i = 0; i < 10; i++)
+		ck_assert_ptr_nonnull(obj[i] = lfp_alloc(pool));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(lfp_free(pool, obj[i]), 0);
+	ck_assert_int_eq(lfp_free(pool, obj[0]), -EALREADY);
+	lfp_stats(pool, &now);
+	lfp_stats_delta(&now, &before, &d);
+	ck_assert_uint_eq(d.allocs, 10);
+	ck_assert_uint_eq(d.frees, 4);
+	ck_assert_uint_eq(d.rejected_frees, 1);
+	ck_assert_uint_eq(d.failed_allocs, 0);
+	ck_assert_uint_eq(d.live, 6);
+	ck_assert_uint_eq(d.capacity, 64);
+	ck_assert_uint_eq(d.live + d.cached + d.free + d.deferred, 64);
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pool");
@@ -558,6 +657,8 @@ int main(void)
 	tcase_add_loop_test(tc, abort_message_names_pool, 0, 3 * TEST_NMODES);
 	tcase_add_loop_test(tc, debug_reports_name_pool, 0, TEST_NMODES);
 	tcase_add_test(tc, stats_print_reports);
+	tcase_add_test(tc, stats_delta_fields);
+	tcase_add_loop_test(tc, stats_delta_per_frame, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
