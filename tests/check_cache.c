@@ -108,6 +108,53 @@ START_TEST(cache_stats_per_worker)
 }
 END_TEST
 
+struct stats_worker {
+	struct lfp_cache *cache;
+	int rounds;
+	_Atomic int done;
+};
+
+static void *stats_work(void *arg)
+{
+	struct stats_worker *w = arg;
+	void *obj;
+
+	for (int i = 0; i < w->rounds; i++) {
+		ck_assert_ptr_nonnull(obj = lfp_cache_alloc(w->cache));
+		ck_assert_int_eq(lfp_cache_free(w->cache, obj), 0);
+	}
+	atomic_store_explicit(&w->done, 1, memory_order_release);
+	return NULL;
+}
+
+/* Another thread may read a busy cache's counts: recent, never ahead. */
+START_TEST(cache_stats_while_busy)
+{
+	struct lfp_pool *pool = test_pool(32, 64);
+	struct stats_worker w = { .rounds = under_sanitizer() ? 20000 : 200000 };
+	struct lfp_stats st;
+	uint64_t last = 0;
+	pthread_t t;
+
+	ck_assert_ptr_nonnull(w.cache = lfp_cache_create(pool));
+	ck_assert_int_eq(pthread_create(&t, NULL, stats_work, &w), 0);
+	while (!atomic_load_explicit(&w.done, memory_order_acquire)) {
+		lfp_cache_stats(w.cache, &st);
+		ck_assert_uint_ge(st.allocs, last);
+		ck_assert_uint_le(st.allocs, (uint64_t)w.rounds);
+		ck_assert_uint_le(st.cache_hits, st.allocs);
+		ck_assert_uint_le(st.cached, 64);
+		last = st.allocs;
+	}
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	lfp_cache_stats(w.cache, &st);
+	ck_assert_uint_eq(st.allocs, (uint64_t)w.rounds);
+	ck_assert_uint_eq(st.frees, (uint64_t)w.rounds);
+	ck_assert_uint_eq(st.cache_hits, (uint64_t)w.rounds - 1);
+	lfp_destroy(pool);
+}
+END_TEST
+
 START_TEST(explicit_cache_batches)
 {
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
@@ -539,6 +586,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, explicit_cache_batches);
 	tcase_add_test(tc, cache_stats_per_worker);
+	tcase_add_test(tc, cache_stats_while_busy);
 	tcase_add_test(tc, cache_bad_input);
 	tcase_add_test(tc, failed_alloc_is_no_miss);
 	tcase_add_test(tc, bad_cache_configs);
