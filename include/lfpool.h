@@ -558,6 +558,17 @@ static inline bool lfp_handle_is_null(lfp_handle h)
 }
 
 /*
+ * Whether a and b are the same handle: the same slot and the same
+ * generation, so they name the same object (or are both null). Two
+ * handles of one slot from different lifetimes are not equal.
+ * Thread safety: any thread; it reads a and b only. Progress: wait-free.
+ */
+static inline bool lfp_handle_eq(lfp_handle a, lfp_handle b)
+{
+	return a.bits == b.bits;
+}
+
+/*
  * The handle of a live object.
  *
  * Returns the handle, or LFP_NULL_HANDLE if pool or obj is NULL, obj is not
@@ -583,6 +594,27 @@ LFP_API lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj);
  * Progress: wait-free.
  */
 LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
+
+/*
+ * Resolve n handles at once: objs[i] = lfp_resolve(pool, hs[i]) for each
+ * i < n, NULL for a stale, null, forged or out-of-range handle. It reads
+ * the generation words of handles a few places ahead before it needs
+ * them, so that on a pool larger than the caches, with handles in no
+ * particular order, their cache misses overlap instead of following one
+ * another. hs and objs may not overlap.
+ *
+ * Returns how many objs[i] are not NULL. If pool is NULL every objs[i] is
+ * set to NULL and it returns 0; if n is 0, or hs or objs is NULL, it
+ * writes nothing and returns 0.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Each answer is true at some moment during the call, with
+ * lfp_resolve's caveats: an object another thread may release may be gone
+ * by the time it is used, and one allocated during the call may or may
+ * not be found.
+ * Progress: wait-free (O(n)).
+ */
+LFP_API size_t lfp_resolve_bulk(const struct lfp_pool *pool,
+				const lfp_handle *hs, void **objs, size_t n);
 
 /*
  * Release the object a handle names, only if the handle is still current:
@@ -689,6 +721,7 @@ LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
  */
 LFP_API int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 			      uint32_t end, lfp_visit_fn fn, void *arg);
+
 
 #ifdef __cplusplus
 }

@@ -119,6 +119,69 @@ int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
 	return 0;
 }
 
+/*
+ * How many handles ahead lfp_resolve_bulk reads generation words. A miss
+ * to memory costs about 100 ns and a resolve whose word is cached a few,
+ * so a prefetch must start dozens of resolves early to hide the miss. On
+ * a 1M-slot pool with random handles: 8 ahead 11.6 ns a handle, 16 ahead
+ * 11.1, 32 ahead 6.6, 64 ahead 6.4 (single resolves 17-25).
+ */
+#define HANDLE_PREFETCH_AHEAD 32
+
+/* Start loading h's generation word, if h names a slot we may read. */
+static inline void handle_prefetch(const struct lfp_pool *pool, lfp_handle h,
+				   uint32_t extent)
+{
+	uint32_t idx = lfp_handle_index(h);
+
+	if (idx < extent)
+		__builtin_prefetch(&pool->slots[idx].gen, 0, 0);
+}
+
+/* lfp_resolve against an extent read once for the whole batch. */
+static inline void *handle_resolve_in(const struct lfp_pool *pool,
+				      lfp_handle h, uint32_t extent)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+
+	if (!lfpi_gen_is_live(gen) || idx >= extent ||
+	    handle_gen(pool, idx) != gen)
+		return NULL;
+	return lfpi_obj(pool, idx);
+}
+
+/*
+ * One extent for the whole batch: a handle whose allocation
+ * happens-before the call has its slot below it; later allocations may be
+ * missed, as a single lfp_resolve issued at that moment would. The
+ * prefetch is a hint and reads nothing the resolve does not read anyway.
+ */
+size_t lfp_resolve_bulk(const struct lfp_pool *pool, const lfp_handle *hs,
+			void **objs, size_t n)
+{
+	size_t i, found = 0;
+	uint32_t extent;
+
+	if (!hs || !objs || !n)
+		return 0;
+	if (!pool) {
+		for (i = 0; i < n; i++)
+			objs[i] = NULL;
+		return 0;
+	}
+	extent = handle_extent(pool);
+	for (i = 0; i < n && i < HANDLE_PREFETCH_AHEAD; i++)
+		handle_prefetch(pool, hs[i], extent);
+	for (i = 0; i < n; i++) {
+		if (i + HANDLE_PREFETCH_AHEAD < n)
+			handle_prefetch(pool, hs[i + HANDLE_PREFETCH_AHEAD],
+					extent);
+		objs[i] = handle_resolve_in(pool, hs[i], extent);
+		found += objs[i] != NULL;
+	}
+	return found;
+}
+
 uint32_t lfp_extent(const struct lfp_pool *pool)
 {
 	return pool ? handle_extent(pool) : 0;
