@@ -187,8 +187,39 @@ uint32_t lfp_extent(const struct lfp_pool *pool)
 	return pool ? handle_extent(pool) : 0;
 }
 
+void lfp_range(uint32_t extent, uint32_t k, uint32_t n, uint32_t *begin,
+	       uint32_t *end)
+{
+	uint32_t b = 0, e = 0;
+
+	/* extent * (k + 1) < 2^32 * 2^32: exact in 64 bits. */
+	if (k < n) {
+		b = (uint32_t)((uint64_t)extent * k / n);
+		e = (uint32_t)((uint64_t)extent * (k + 1) / n);
+	}
+	if (begin)
+		*begin = b;
+	if (end)
+		*end = e;
+}
+
+void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
+		   uint32_t begin, uint32_t end)
+{
+	uint32_t extent;
+
+	if (!it)
+		return;
+	/* Read once: slots handed out later are not part of this walk. */
+	extent = pool ? handle_extent(pool) : 0;
+	it->pool_ = pool;
+	it->next_ = begin;
+	it->end_ = end < extent ? end : extent;
+}
+
 /*
- * One pass over the generation words, calling fn on each live slot.
+ * The one loop behind lfp_iter_next and lfp_foreach_range: one pass over
+ * the generation words, stopping at each live slot.
  *
  * A plain loop with a branch per slot measured as fast as building a
  * branch-free live mask for each block of 64 slots and visiting its set
@@ -198,24 +229,49 @@ uint32_t lfp_extent(const struct lfp_pool *pool)
  * put two atomic read-modify-writes (>= 10 ns uncontended, on words that
  * neighbouring threads share) on every allocation and release, whose pair
  * costs 5.5 ns through a thread cache: the hot path matters more.
+ *
+ * Each slot's generation is read once and the object is returned with
+ * that generation's handle, so a slot yields at most one object per walk.
  */
+static inline void *handle_iter_step(struct lfp_iter *it, lfp_handle *h)
+{
+	uint32_t idx, gen;
+
+	for (idx = it->next_; idx < it->end_; idx++) {
+		gen = handle_gen(it->pool_, idx);
+		if (lfpi_gen_is_live(gen)) {
+			it->next_ = idx + 1;
+			*h = handle_make(gen, idx);
+			return lfpi_obj(it->pool_, idx);
+		}
+	}
+	it->next_ = it->end_;
+	*h = LFP_NULL_HANDLE;
+	return NULL;
+}
+
+void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h)
+{
+	lfp_handle dummy;
+
+	if (!it)
+		return NULL;
+	return handle_iter_step(it, h ? h : &dummy);
+}
+
 int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 		      uint32_t end, lfp_visit_fn fn, void *arg)
 {
-	uint32_t extent, gen;
+	struct lfp_iter it;
+	lfp_handle h;
+	void *obj;
 	int r;
 
 	if (!pool || !fn)
 		return -EINVAL;
-	/* Read once: slots handed out later are not part of this walk. */
-	extent = handle_extent(pool);
-	if (end > extent)
-		end = extent;
-	for (; begin < end; begin++) {
-		gen = handle_gen(pool, begin);
-		if (!lfpi_gen_is_live(gen))
-			continue;
-		r = fn(lfpi_obj(pool, begin), handle_make(gen, begin), arg);
+	lfp_iter_init(&it, pool, begin, end);
+	while ((obj = handle_iter_step(&it, &h))) {
+		r = fn(obj, h, arg);
 		if (r)
 			return r;
 	}
