@@ -680,6 +680,17 @@ static inline bool lfp_handle_is_null(lfp_handle h)
 }
 
 /*
+ * Whether a and b are the same handle: the same slot and the same
+ * generation, so they name the same object (or are both null). Two
+ * handles of one slot from different lifetimes are not equal.
+ * Thread safety: any thread; it reads a and b only. Progress: wait-free.
+ */
+static inline bool lfp_handle_eq(lfp_handle a, lfp_handle b)
+{
+	return a.bits == b.bits;
+}
+
+/*
  * The handle of a live object.
  *
  * Returns the handle, or LFP_NULL_HANDLE if pool or obj is NULL, obj is not
@@ -705,6 +716,27 @@ LFP_API lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj);
  * Progress: wait-free.
  */
 LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
+
+/*
+ * Resolve n handles at once: objs[i] = lfp_resolve(pool, hs[i]) for each
+ * i < n, NULL for a stale, null, forged or out-of-range handle. It reads
+ * the generation words of handles a few places ahead before it needs
+ * them, so that on a pool larger than the caches, with handles in no
+ * particular order, their cache misses overlap instead of following one
+ * another. hs and objs may not overlap.
+ *
+ * Returns how many objs[i] are not NULL. If pool is NULL every objs[i] is
+ * set to NULL and it returns 0; if n is 0, or hs or objs is NULL, it
+ * writes nothing and returns 0.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy. Each answer is true at some moment during the call, with
+ * lfp_resolve's caveats: an object another thread may release may be gone
+ * by the time it is used, and one allocated during the call may or may
+ * not be found.
+ * Progress: wait-free (O(n)).
+ */
+LFP_API size_t lfp_resolve_bulk(const struct lfp_pool *pool,
+				const lfp_handle *hs, void **objs, size_t n);
 
 /*
  * Release the object a handle names, only if the handle is still current:
@@ -803,7 +835,8 @@ LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
  * As lfp_foreach, over the slot indices [begin, end) only. end is clamped
  * to lfp_extent, so UINT32_MAX means "to the end"; begin >= end visits
  * nothing. N workers that take the ranges [k*E/N, (k+1)*E/N) of one extent
- * E visit every live object once between them, each its own objects.
+ * E (lfp_range computes them) visit every live object once between them,
+ * each its own objects.
  *
  * Returns as lfp_foreach.
  * Thread safety: any thread, concurrently with any pool call but
@@ -811,6 +844,70 @@ LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
  */
 LFP_API int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 			      uint32_t end, lfp_visit_fn fn, void *arg);
+
+/*
+ * Worker k's share of n equal shares of the slot indices [0, extent):
+ * *begin = extent * k / n and *end = extent * (k + 1) / n, computed in 64
+ * bits so that no product overflows. The n shares are consecutive and
+ * cover [0, extent) exactly once; their sizes differ by one at most, and
+ * some are empty when n > extent. If n is 0 or k >= n, *begin = *end = 0
+ * (an empty share). A NULL begin or end is not written.
+ *
+ * The extent is an argument, not read from the pool: take one snapshot,
+ * lfp_extent(pool), and give the same value to every worker. Workers that
+ * each read lfp_extent at a different moment, while other threads
+ * allocate, could see different extents, and the share of one would not
+ * start where the share of the one before it ended, leaving a gap of slots
+ * nobody visits (or visiting some twice). Slots handed out after the
+ * snapshot hold only objects allocated during the walk, which a walk may
+ * miss anyway.
+ * Thread safety: any thread; it reads its arguments only.
+ * Progress: wait-free.
+ */
+LFP_API void lfp_range(uint32_t extent, uint32_t k, uint32_t n,
+		       uint32_t *begin, uint32_t *end);
+
+/*
+ * An iteration over live objects, for loops that do not fit a callback
+ * (lfp_iter_init, lfp_iter_next). Declare one anywhere, on the stack say;
+ * it holds no resources and needs no cleanup. Its fields are public only
+ * so that its size is known: they are opaque, and may change.
+ */
+struct lfp_iter {
+	const struct lfp_pool *pool_; /* opaque */
+	uint32_t next_;               /* opaque */
+	uint32_t end_;                /* opaque */
+};
+
+/*
+ * Start an iteration over the live objects of the slot indices [begin,
+ * end), in slot order, as lfp_foreach_range would walk them: end is
+ * clamped to lfp_extent (read here, once), so UINT32_MAX means "to the
+ * end", and begin >= end yields nothing. If pool is NULL the iteration
+ * yields nothing; if it is NULL, nothing is done.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; it must be the only thread using it until it is done.
+ * Progress: wait-free.
+ */
+LFP_API void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
+			   uint32_t begin, uint32_t end);
+
+/*
+ * The next live object of the iteration, storing its handle in *h if h is
+ * not NULL.
+ *
+ * Returns the object, or NULL when the range is done (and then sets *h to
+ * LFP_NULL_HANDLE, and returns NULL again on every later call), or if it
+ * is NULL. Under concurrent allocation and release the iteration has
+ * exactly the guarantees of lfp_foreach_range (see "Live-object
+ * iteration"): lfp_foreach_range is this loop with a callback. The
+ * objects it returns may be released, by the caller or by others, between
+ * two calls; the iteration reads each slot once, when it reaches it.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; one thread at a time per iteration.
+ * Progress: wait-free (O(slots passed over)).
+ */
+LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 
 #ifdef __cplusplus
 }

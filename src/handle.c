@@ -119,13 +119,107 @@ int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
 	return 0;
 }
 
+/*
+ * How many handles ahead lfp_resolve_bulk reads generation words. A miss
+ * to memory costs about 100 ns and a resolve whose word is cached a few,
+ * so a prefetch must start dozens of resolves early to hide the miss. On
+ * a 1M-slot pool with random handles: 8 ahead 11.6 ns a handle, 16 ahead
+ * 11.1, 32 ahead 6.6, 64 ahead 6.4 (single resolves 17-25).
+ */
+#define HANDLE_PREFETCH_AHEAD 32
+
+/* Start loading h's generation word, if h names a slot we may read. */
+static inline void handle_prefetch(const struct lfp_pool *pool, lfp_handle h,
+				   uint32_t extent)
+{
+	uint32_t idx = lfp_handle_index(h);
+
+	if (idx < extent)
+		__builtin_prefetch(&pool->slots[idx].gen, 0, 0);
+}
+
+/* lfp_resolve against an extent read once for the whole batch. */
+static inline void *handle_resolve_in(const struct lfp_pool *pool,
+				      lfp_handle h, uint32_t extent)
+{
+	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
+
+	if (!lfpi_gen_is_live(gen) || idx >= extent ||
+	    handle_gen(pool, idx) != gen)
+		return NULL;
+	return lfpi_obj(pool, idx);
+}
+
+/*
+ * One extent for the whole batch: a handle whose allocation
+ * happens-before the call has its slot below it; later allocations may be
+ * missed, as a single lfp_resolve issued at that moment would. The
+ * prefetch is a hint and reads nothing the resolve does not read anyway.
+ */
+size_t lfp_resolve_bulk(const struct lfp_pool *pool, const lfp_handle *hs,
+			void **objs, size_t n)
+{
+	size_t i, found = 0;
+	uint32_t extent;
+
+	if (!hs || !objs || !n)
+		return 0;
+	if (!pool) {
+		for (i = 0; i < n; i++)
+			objs[i] = NULL;
+		return 0;
+	}
+	extent = handle_extent(pool);
+	for (i = 0; i < n && i < HANDLE_PREFETCH_AHEAD; i++)
+		handle_prefetch(pool, hs[i], extent);
+	for (i = 0; i < n; i++) {
+		if (i + HANDLE_PREFETCH_AHEAD < n)
+			handle_prefetch(pool, hs[i + HANDLE_PREFETCH_AHEAD],
+					extent);
+		objs[i] = handle_resolve_in(pool, hs[i], extent);
+		found += objs[i] != NULL;
+	}
+	return found;
+}
+
 uint32_t lfp_extent(const struct lfp_pool *pool)
 {
 	return pool ? handle_extent(pool) : 0;
 }
 
+void lfp_range(uint32_t extent, uint32_t k, uint32_t n, uint32_t *begin,
+	       uint32_t *end)
+{
+	uint32_t b = 0, e = 0;
+
+	/* extent * (k + 1) < 2^32 * 2^32: exact in 64 bits. */
+	if (k < n) {
+		b = (uint32_t)((uint64_t)extent * k / n);
+		e = (uint32_t)((uint64_t)extent * (k + 1) / n);
+	}
+	if (begin)
+		*begin = b;
+	if (end)
+		*end = e;
+}
+
+void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
+		   uint32_t begin, uint32_t end)
+{
+	uint32_t extent;
+
+	if (!it)
+		return;
+	/* Read once: slots handed out later are not part of this walk. */
+	extent = pool ? handle_extent(pool) : 0;
+	it->pool_ = pool;
+	it->next_ = begin;
+	it->end_ = end < extent ? end : extent;
+}
+
 /*
- * One pass over the generation words, calling fn on each live slot.
+ * The one loop behind lfp_iter_next and lfp_foreach_range: one pass over
+ * the generation words, stopping at each live slot.
  *
  * A plain loop with a branch per slot measured as fast as building a
  * branch-free live mask for each block of 64 slots and visiting its set
@@ -135,24 +229,49 @@ uint32_t lfp_extent(const struct lfp_pool *pool)
  * put two atomic read-modify-writes (>= 10 ns uncontended, on words that
  * neighbouring threads share) on every allocation and release, whose pair
  * costs 5.5 ns through a thread cache: the hot path matters more.
+ *
+ * Each slot's generation is read once and the object is returned with
+ * that generation's handle, so a slot yields at most one object per walk.
  */
+static inline void *handle_iter_step(struct lfp_iter *it, lfp_handle *h)
+{
+	uint32_t idx, gen;
+
+	for (idx = it->next_; idx < it->end_; idx++) {
+		gen = handle_gen(it->pool_, idx);
+		if (lfpi_gen_is_live(gen)) {
+			it->next_ = idx + 1;
+			*h = handle_make(gen, idx);
+			return lfpi_obj(it->pool_, idx);
+		}
+	}
+	it->next_ = it->end_;
+	*h = LFP_NULL_HANDLE;
+	return NULL;
+}
+
+void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h)
+{
+	lfp_handle dummy;
+
+	if (!it)
+		return NULL;
+	return handle_iter_step(it, h ? h : &dummy);
+}
+
 int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 		      uint32_t end, lfp_visit_fn fn, void *arg)
 {
-	uint32_t extent, gen;
+	struct lfp_iter it;
+	lfp_handle h;
+	void *obj;
 	int r;
 
 	if (!pool || !fn)
 		return -EINVAL;
-	/* Read once: slots handed out later are not part of this walk. */
-	extent = handle_extent(pool);
-	if (end > extent)
-		end = extent;
-	for (; begin < end; begin++) {
-		gen = handle_gen(pool, begin);
-		if (!lfpi_gen_is_live(gen))
-			continue;
-		r = fn(lfpi_obj(pool, begin), handle_make(gen, begin), arg);
+	lfp_iter_init(&it, pool, begin, end);
+	while ((obj = handle_iter_step(&it, &h))) {
+		r = fn(obj, h, arg);
 		if (r)
 			return r;
 	}

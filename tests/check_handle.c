@@ -275,6 +275,142 @@ START_TEST(forged_handles_never_reach_another_owner)
 }
 END_TEST
 
+START_TEST(handles_compare_equal)
+{
+	struct lfp_pool *pool = test_pool_flags(16, 4, test_modes[_i]);
+	void *a = lfp_alloc(pool), *b = lfp_alloc(pool);
+	lfp_handle ha = lfp_handle_of(pool, a), hb = lfp_handle_of(pool, b);
+	lfp_handle ha2 = lfp_handle_of(pool, a), old = ha;
+
+	ck_assert(lfp_handle_eq(ha, ha2));
+	ck_assert(lfp_handle_eq(ha, ha));
+	ck_assert(!lfp_handle_eq(ha, hb));
+	ck_assert(!lfp_handle_eq(ha, LFP_NULL_HANDLE));
+	ck_assert(lfp_handle_eq(LFP_NULL_HANDLE, (lfp_handle){ 0 }));
+	/* The same slot in its next lifetime is another handle. */
+	ck_assert_int_eq(lfp_free(pool, a), 0);
+	ck_assert_ptr_eq(lfp_alloc(pool), a);
+	ha = lfp_handle_of(pool, a);
+	ck_assert_uint_eq(lfp_handle_index(ha), lfp_handle_index(old));
+	ck_assert(!lfp_handle_eq(ha, old));
+	/* Same generation, other slot; same bits in the other half. */
+	ck_assert(!lfp_handle_eq((lfp_handle){ 3ull << 32 | 1 },
+				 (lfp_handle){ 3ull << 32 | 2 }));
+	ck_assert(!lfp_handle_eq((lfp_handle){ 3ull << 32 | 1 },
+				 (lfp_handle){ 1ull << 32 | 3 }));
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* Every prefix of hs, so both ends of the prefetch window are crossed. */
+static void expect_bulk_as_single(struct lfp_pool *pool, const lfp_handle *hs,
+				  size_t n)
+{
+	static void *objs[600];
+	static const size_t lens[] = { 1, 2, 31, 32, 33, 63, 64, 65, 100 };
+
+	for (size_t l = 0; l <= sizeof(lens) / sizeof(lens[0]); l++) {
+		size_t len = l < sizeof(lens) / sizeof(lens[0]) ? lens[l] : n;
+		size_t want = 0;
+
+		if (len > n)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			objs[i] = (void *)&objs; /* must be overwritten */
+		for (size_t i = 0; i < len; i++)
+			want += lfp_resolve(pool, hs[i]) != NULL;
+		ck_assert_uint_eq(lfp_resolve_bulk(pool, hs, objs, len), want);
+		for (size_t i = 0; i < len; i++)
+			ck_assert_msg(objs[i] == lfp_resolve(pool, hs[i]),
+				      "handle %zu (%#llx) of %zu", i,
+				      (unsigned long long)hs[i].bits, len);
+	}
+}
+
+START_TEST(resolve_bulk_agrees_with_resolve)
+{
+	enum { CAP = 64, N = 600 };
+	struct lfp_pool *pool = test_pool_flags(sizeof(struct stamped), CAP, test_modes[_i]);
+	struct stamped *live[CAP] = { 0 };
+	static lfp_handle hs[N];
+	void *objs[4];
+	uint64_t seed = 0xb01cull;
+	size_t nlive = 0, nstale = 0;
+
+	churn(pool, CAP, &seed, live);
+	/* Handles of today's objects, some of which the next churn kills. */
+	for (uint32_t i = 0, k = 0; i < CAP; i++)
+		if (live[i] && k < N / 4)
+			hs[k++] = (lfp_handle){ atomic_load(&live[i]->self) };
+	churn(pool, CAP, &seed, live);
+	for (size_t i = N / 4; i < N; i++) {
+		if (i % 3 == 0) {
+			hs[i] = forge(&seed, live, CAP);
+		} else if (i % 3 == 1) {
+			struct stamped *p = live[rng_next(&seed) % CAP];
+
+			hs[i] = p ? (lfp_handle){ atomic_load(&p->self) }
+				  : LFP_NULL_HANDLE;
+		} else {
+			hs[i] = hs[rng_next(&seed) % (N / 4)];
+		}
+	}
+	for (size_t i = 0; i < N; i++) {
+		nlive += lfp_resolve(pool, hs[i]) != NULL;
+		nstale += !lfp_handle_is_null(hs[i]) &&
+			  !lfp_resolve(pool, hs[i]);
+	}
+	ck_assert_uint_gt(nlive, N / 20); /* the mix has both kinds */
+	ck_assert_uint_gt(nstale, N / 20);
+	expect_bulk_as_single(pool, hs, N);
+
+	/* Bad input: nothing written, or all NULL for a NULL pool. */
+	objs[0] = objs[1] = (void *)&objs;
+	ck_assert_uint_eq(lfp_resolve_bulk(pool, hs, objs, 0), 0);
+	ck_assert_ptr_eq(objs[0], (void *)&objs);
+	ck_assert_uint_eq(lfp_resolve_bulk(pool, NULL, objs, 2), 0);
+	ck_assert_ptr_eq(objs[0], (void *)&objs);
+	ck_assert_uint_eq(lfp_resolve_bulk(pool, hs, NULL, 2), 0);
+	ck_assert_uint_eq(lfp_resolve_bulk(NULL, hs, objs, 2), 0);
+	ck_assert_ptr_null(objs[0]);
+	ck_assert_ptr_null(objs[1]);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * A growable pool reserves metadata for max_capacity slots but commits it
+ * as it grows: handles past the extent, of slots not grown into, must not
+ * be read, in the prefetch window or in the resolve.
+ */
+START_TEST(resolve_bulk_stays_inside_the_pool)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 64,
+				  .flags = test_modes[_i],
+				  .exhaust = LFP_EXHAUST_GROW,
+				  .max_capacity = 1u << 24 };
+	struct lfp_pool *pool = NULL;
+	static lfp_handle hs[200];
+	static void *objs[200];
+	void *a;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	a = lfp_alloc(pool);
+	for (uint32_t i = 0; i < 200; i++)
+		hs[i] = (lfp_handle){ (uint64_t)(2 * i + 1) << 32 |
+				      (i % 2 ? (1u << 24) - 1 - i
+					     : UINT32_MAX - i) };
+	hs[100] = lfp_handle_of(pool, a);
+	ck_assert_uint_eq(lfp_resolve_bulk(pool, hs, objs, 200), 1);
+	ck_assert_ptr_eq(objs[100], a);
+	for (uint32_t i = 0; i < 200; i++)
+		if (i != 100)
+			ck_assert_ptr_null(objs[i]);
+	expect_bulk_as_single(pool, hs, 200);
+	lfp_destroy(pool);
+}
+END_TEST
+
 /*
  * Threads own published objects and replace them; all threads resolve
  * whatever is published, and old handles they saw before. A reader pins
@@ -429,6 +565,9 @@ int main(void)
 	tcase_add_loop_test(tc, generation_wraps_past_zero, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, forged_handles_never_reach_another_owner, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, threads_resolve_each_others_handles, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, handles_compare_equal, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, resolve_bulk_agrees_with_resolve, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, resolve_bulk_stays_inside_the_pool, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

@@ -1,6 +1,7 @@
 /* Live-object iteration: the exact live set, early stop, ranges that
- * partition the pool, release from the callback, and walks that run while
- * other threads allocate and release. */
+ * partition the pool (and lfp_range's shares), release from the callback,
+ * the iterator, and walks that run while other threads allocate and
+ * release. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -182,6 +183,177 @@ START_TEST(range_edges)
 }
 END_TEST
 
+/* Check lfp_range's n shares of extent, all of them or a sample of k. */
+static void expect_shares(uint32_t extent, uint32_t n)
+{
+	uint64_t small = extent / n, next = 0;
+	uint32_t b, e, samples[] = { 0, 1, 2, n / 3, n / 2, n - 3, n - 2, n - 1 };
+	bool all = n <= 5000;
+	uint32_t count = all ? n : sizeof(samples) / sizeof(samples[0]);
+
+	for (uint32_t j = 0; j < count; j++) {
+		uint32_t k = all ? j : samples[j], b2, e2;
+
+		if (k >= n)
+			continue;
+		lfp_range(extent, k, n, &b, &e);
+		ck_assert_msg(b <= e && e - b >= small && e - b <= small + 1,
+			      "extent %u n %u k %u: [%u, %u)", extent, n, k, b, e);
+		if (all) {
+			/* Consecutive: each starts where the last ended. */
+			ck_assert_uint_eq(b, next);
+			next = e;
+		} else if (k + 1 < n) {
+			lfp_range(extent, k + 1, n, &b2, &e2);
+			ck_assert_uint_eq(e, b2);
+		}
+		if (k == 0)
+			ck_assert_uint_eq(b, 0);
+		if (k == n - 1)
+			ck_assert_uint_eq(e, extent);
+	}
+	if (all)
+		ck_assert_uint_eq(next, extent);
+}
+
+START_TEST(range_shares_cover_the_extent_once)
+{
+	static const uint32_t extents[] = { 0, 1, 2, 3, 7, 100, 1000, 4097,
+					    999983, UINT32_MAX / 2 + 1,
+					    UINT32_MAX - 1, UINT32_MAX };
+	static const uint32_t ns[] = { 1, 2, 3, 4, 7, 9, 64, 1000, 4999,
+				       65536, 999984, UINT32_MAX - 1,
+				       UINT32_MAX };
+	uint32_t b = 5, e = 5;
+
+	for (size_t x = 0; x < sizeof(extents) / sizeof(extents[0]); x++) {
+		for (size_t y = 0; y < sizeof(ns) / sizeof(ns[0]); y++)
+			expect_shares(extents[x], ns[y]);
+		/* n past the extent: some shares are empty. */
+		if (extents[x] < 5000)
+			expect_shares(extents[x], extents[x] + 1 + (uint32_t)x);
+	}
+	/* Exhaustive for small extents and worker counts. */
+	for (uint32_t ext = 0; ext < 70; ext++)
+		for (uint32_t n = 1; n < 70; n++)
+			expect_shares(ext, n);
+	/* The largest product: extent * n near 2^64 in the last share. */
+	lfp_range(UINT32_MAX - 1, UINT32_MAX - 1, UINT32_MAX, &b, &e);
+	ck_assert_uint_eq(e, UINT32_MAX - 1);
+	ck_assert_uint_eq(b, UINT32_MAX - 2);
+
+	/* No share for a worker that is not one of the n. */
+	lfp_range(1000, 4, 4, &b, &e);
+	ck_assert_uint_eq(b, 0);
+	ck_assert_uint_eq(e, 0);
+	b = e = 5;
+	lfp_range(1000, UINT32_MAX, 3, &b, &e);
+	ck_assert_uint_eq(b + e, 0);
+	b = e = 5;
+	lfp_range(1000, 0, 0, &b, &e);
+	ck_assert_uint_eq(b + e, 0);
+	/* NULL outputs are skipped, the other still written. */
+	lfp_range(1000, 1, 4, NULL, &e);
+	ck_assert_uint_eq(e, 500);
+	lfp_range(1000, 1, 4, &b, NULL);
+	ck_assert_uint_eq(b, 250);
+	lfp_range(1000, 1, 4, NULL, NULL);
+}
+END_TEST
+
+/* Walk [begin, end) with the iterator, tallying as the callback would. */
+static void iter_walk(struct lfp_pool *pool, uint32_t begin, uint32_t end,
+		      struct tally *t)
+{
+	struct lfp_iter it;
+	lfp_handle h;
+	void *obj;
+
+	t->last = 0;
+	lfp_iter_init(&it, pool, begin, end);
+	while ((obj = lfp_iter_next(&it, &h)))
+		ck_assert_int_eq(count_visit(obj, h, t), 0);
+	ck_assert(lfp_handle_is_null(h));
+	/* Done stays done. */
+	h.bits = 1;
+	ck_assert_ptr_null(lfp_iter_next(&it, &h));
+	ck_assert(lfp_handle_is_null(h));
+	ck_assert_ptr_null(lfp_iter_next(&it, NULL));
+}
+
+START_TEST(iterator_visits_what_foreach_visits)
+{
+	enum { CAP = 1000, USED = 901 };
+	bool live[CAP] = { 0 };
+	uint32_t visits[CAP], nlive, n = 0;
+	struct lfp_pool *pool = holey_pool(CAP, USED, live, &nlive, test_modes[_i]);
+	uint32_t ext = lfp_extent(pool);
+	struct tally t = { .pool = pool, .visits = visits };
+	struct lfp_iter it;
+	void *obj;
+
+	memset(visits, 0, sizeof(visits));
+	iter_walk(pool, 0, UINT32_MAX, &t);
+	ck_assert_uint_eq(t.count, nlive);
+	expect_exact(&t, live, CAP);
+	/* Shares from lfp_range, one extent for all. */
+	for (uint32_t parts = 1; parts <= 9; parts++) {
+		memset(visits, 0, sizeof(visits));
+		t.count = 0;
+		for (uint32_t k = 0; k < parts; k++) {
+			uint32_t b, e;
+
+			lfp_range(ext, k, parts, &b, &e);
+			iter_walk(pool, b, e, &t);
+		}
+		ck_assert_uint_eq(t.count, nlive);
+		expect_exact(&t, live, CAP);
+	}
+	/* Without handles, and the edges foreach_range has. */
+	lfp_iter_init(&it, pool, 0, UINT32_MAX);
+	while ((obj = lfp_iter_next(&it, NULL)))
+		ck_assert(live[lfp_index_of(pool, obj)] && ++n);
+	ck_assert_uint_eq(n, nlive);
+	memset(visits, 0, sizeof(visits));
+	t.count = 0;
+	iter_walk(pool, 90, 10, &t);
+	iter_walk(pool, 70, 70, &t);
+	iter_walk(pool, UINT32_MAX - 1, UINT32_MAX, &t);
+	iter_walk(pool, ext, UINT32_MAX, &t);
+	ck_assert_uint_eq(t.count, 0);
+	/* Bad input: nothing to visit, nothing written. */
+	iter_walk(NULL, 0, UINT32_MAX, &t);
+	iter_walk(NULL, 5, 3, &t);
+	ck_assert_uint_eq(t.count, 0);
+	lfp_iter_init(NULL, pool, 0, UINT32_MAX);
+	ck_assert_ptr_null(lfp_iter_next(NULL, NULL));
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* Releasing what the iterator returned, between two steps. */
+START_TEST(iterator_survives_release_between_steps)
+{
+	enum { CAP = 500 };
+	bool live[CAP] = { 0 };
+	uint32_t nlive, n = 0;
+	struct lfp_pool *pool = holey_pool(CAP, CAP, live, &nlive, test_modes[_i]);
+	struct lfp_iter it;
+	lfp_handle h;
+	void *obj;
+
+	lfp_iter_init(&it, pool, 0, UINT32_MAX);
+	while ((obj = lfp_iter_next(&it, &h))) {
+		ck_assert_int_eq(n % 2 ? lfp_free_handle(pool, h)
+				       : lfp_free(pool, obj), 0);
+		n++;
+	}
+	ck_assert_uint_eq(n, nlive);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 static int release_visited(void *obj, lfp_handle h, void *arg)
 {
 	struct lfp_pool *pool = arg;
@@ -267,13 +439,34 @@ static void *wt_churn(void *arg)
 	return NULL;
 }
 
+/* Three workers' shares of one extent, walked with the iterator. */
+static void wt_iter_walk(struct wt_walk *w)
+{
+	uint32_t ext = lfp_extent(wt_pool);
+
+	for (uint32_t k = 0; k < 3; k++) {
+		struct lfp_iter it;
+		uint32_t b, e;
+		lfp_handle h;
+		void *obj;
+
+		lfp_range(ext, k, 3, &b, &e);
+		lfp_iter_init(&it, wt_pool, b, e);
+		while ((obj = lfp_iter_next(&it, &h)))
+			wt_visit(obj, h, w);
+	}
+}
+
 static void *wt_walker(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < WT_WALKS; i++) {
 		struct wt_walk w = { 0 };
 
-		lfp_foreach(wt_pool, wt_visit, &w);
+		if (i % 2)
+			wt_iter_walk(&w);
+		else
+			lfp_foreach(wt_pool, wt_visit, &w);
 		if (w.anchors_seen != WT_ANCHORS)
 			atomic_fetch_add(&wt_bad, 1);
 	}
@@ -329,6 +522,9 @@ int main(void)
 	tcase_add_loop_test(tc, range_edges, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, callback_may_release, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, walks_during_churn_see_every_anchor, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, range_shares_cover_the_extent_once, 0, 1);
+	tcase_add_loop_test(tc, iterator_visits_what_foreach_visits, 0, TEST_NMODES);
+	tcase_add_loop_test(tc, iterator_survives_release_between_steps, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
