@@ -443,12 +443,17 @@ START_TEST(debug_reports_name_pool)
 	int status;
 
 	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
-	status = child_stderr(write_after_release, pool, msg, sizeof(msg));
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "status %#x, stderr: %s", status, msg);
-	ck_names(msg, pool, "bullets");
-	ck_assert_msg(strstr(msg, "written after its release: byte 5"),
-		      "got: %s", msg);
+	/* Under ASan the write itself is reported, by ASan (misuse.test
+	 * checks that); the fill check is for the other builds. */
+	if (!test_sanitizer() || strcmp(test_sanitizer(), "address")) {
+		status = child_stderr(write_after_release, pool, msg,
+				      sizeof(msg));
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+			      "status %#x, stderr: %s", status, msg);
+		ck_names(msg, pool, "bullets");
+		ck_assert_msg(strstr(msg, "written after its release: byte 5"),
+			      "got: %s", msg);
+	}
 
 	status = child_stderr(release_twice, pool, msg, sizeof(msg));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
