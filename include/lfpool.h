@@ -36,12 +36,13 @@
  *
  * fork: a pool stays usable in the child of a multithreaded program. The
  * library's pthread_atfork handlers hold the pool's locks across fork and
- * wait until no thread is inside an operation on a thread cache; in the
+ * take every thread cache, so that owners keep off their slots; in the
  * child, the caches of the threads that did not come along are emptied
  * into the free list, so their idle slots can be allocated. Objects those
- * threads held are never released in the child, and the few slots another
- * thread had in hand at that moment (a batch moving between the free list
- * and its cache) are lost to the child. The child may call every function
+ * threads held are never released in the child, and the slots of a thread
+ * that was in the middle of an lfp call at that moment (its cache, or a
+ * batch moving between the free list and its cache) are lost to the
+ * child, never handed out twice. The child may call every function
  * on the pool, including lfp_destroy; explicit caches made by threads
  * that did not come along may be destroyed (or used) by the child.
  * Deferred release (lfp_free_deferred, lfp_barrier, and lfp_destroy of a

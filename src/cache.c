@@ -462,7 +462,7 @@ static void cache_unmap(struct lfp_cache *c)
 	munmap(c, c->map_size);
 }
 
-/* What lfp_cache_stats reports, in the order of cache_stats_fill. */
+/* The counters lfp_cache_stats reports, by index in cache_stat(). */
 static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
 	offsetof(struct lfpi_counters, cache_misses),
 	offsetof(struct lfpi_counters, allocs),
