@@ -910,6 +910,195 @@ LFP_API void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
  */
 LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 
+/*
+ * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
+ * lfp_alloc and lfp_free are macros over the static inline functions
+ * below, so the common case (the cache has a slot, or room for one)
+ * costs no call: a few loads and stores, no atomic read-modify-write,
+ * and a call to the library only when the cache must be refilled,
+ * flushed or handed to another thread. The functions of those names are
+ * exported all the same, for other languages, for debuggers and for
+ * (lfp_alloc)(pool), which calls the function. Define LFP_NO_INLINE
+ * before including this header to call them always: a program built so
+ * depends on the library's exported functions only, while one built
+ * with the inline paths depends on the layout of struct lfpi_cache_hot,
+ * which is not part of the API and changes only with the library's
+ * soname. C++ (lfpool.hpp) calls the exported functions.
+ */
+#if !defined(LFP_NO_INLINE) && !defined(__cplusplus) &&                       \
+	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&            \
+	!defined(__STDC_NO_ATOMICS__) && !defined(__STDC_NO_THREADS__)
+#include <stdatomic.h>
+
+#if defined(__GNUC__)
+#define LFPI_H_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define LFPI_H_LIKELY(x) (x)
+#endif
+
+/*
+ * The words of a cache its owner's fast path uses, at the start of every
+ * struct lfp_cache (src/cache.h describes the rest and the protocol).
+ * Not part of the API.
+ */
+struct lfpi_cache_hot {
+	_Atomic uint32_t count;  /* slots[0..count) are free slot indices */
+	_Atomic uint32_t active; /* 1 while the owner is in an operation */
+	_Atomic uint32_t ctl;    /* non-zero: take the out-of-line path */
+	uint32_t size;           /* slots[] holds this many */
+	_Atomic uint32_t *slots;
+	char *objs;              /* the pool's first object */
+	size_t stride;           /* bytes from one object to the next */
+	_Atomic uint32_t *gen;   /* slot i's generation is gen[2 * i] */
+	uint64_t inv;            /* stride >> shift is odd; inv is its
+				    inverse modulo 2^64 */
+	uint32_t shift;
+	uint32_t nslots;         /* slots laid out; 0 if every release
+				    takes the out-of-line path */
+	_Atomic uint64_t allocs; /* counters only the owner writes */
+	_Atomic uint64_t frees;
+	/* The cache's pool; NULL once lfp_destroy made the cache an orphan
+	 * (another pool may be made at the same address). */
+	_Atomic(struct lfp_pool *) pool;
+};
+
+/* The out-of-line halves, in the library. Not part of the API. */
+LFP_API void *lfpi_cache_alloc_slow(struct lfp_cache *cache, uint32_t ctl);
+LFP_API void lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
+				 uint32_t ctl);
+LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
+LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
+LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
+/* The calling thread's cache last used through lfp_alloc or lfp_free. */
+LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
+
+/* Owner-only counter: a load and a store, no read-modify-write. */
+static inline void lfpi_cache_add(_Atomic uint64_t *ctr)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * Enter an operation on the cache's slots; returns its ctl, 0 when the
+ * fast path may go on. One side of the handshake with a thread that
+ * empties idle caches (src/cache.c): we write active, then read ctl; it
+ * writes ctl, then reads active, with membarrier(2) between, which puts
+ * a full barrier into every running thread. So only the compiler must
+ * keep our store and load in order. Where membarrier is missing, ctl is
+ * never 0 and the out-of-line path enters again with seq_cst.
+ */
+static inline uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
+{
+	atomic_store_explicit(&c->active, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* Acquire: pairs with the release by which a thief lets go of the
+	 * cache, so the count read after this is the one it left. */
+	return atomic_load_explicit(&c->ctl, memory_order_acquire);
+}
+
+static inline void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	_Atomic uint32_t *g;
+	uint32_t ctl, n, idx;
+
+	if (!LFPI_H_LIKELY(c))
+		return (void *)0;
+	ctl = lfpi_cache_enter_fast(c);
+	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (!LFPI_H_LIKELY((ctl | (n == 0)) == 0))
+		return lfpi_cache_alloc_slow(cache, ctl);
+	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
+	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
+	/* Release: pairs with a thief's acquire load of active, so one that
+	 * sees us out also sees the count we left. */
+	atomic_store_explicit(&c->active, 0, memory_order_release);
+	/* The slot is ours: make its generation odd (live). Relaxed: the
+	 * release that made it free reached us with the slot. */
+	g = &c->gen[2 * (size_t)idx];
+	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	lfpi_cache_add(&c->allocs);
+	return c->objs + (size_t)idx * c->stride;
+}
+
+static inline int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint64_t off, q;
+	_Atomic uint32_t *g;
+	uint32_t ctl, n, gen;
+	size_t idx;
+
+	if (!LFPI_H_LIKELY(c))
+		return -22; /* EINVAL */
+	/*
+	 * The slot, by exact division: with stride = odd << shift, the
+	 * product by the odd part's inverse, rotated right by shift, is the
+	 * quotient when obj is an object's start, and is beyond any slot
+	 * for every other address (NULL, foreign, interior): those, and
+	 * releases that need checks, go out of line.
+	 */
+	off = (uint64_t)((uintptr_t)obj - (uintptr_t)c->objs);
+	q = off * c->inv;
+	idx = (size_t)(q >> c->shift | q << ((64 - c->shift) & 63));
+	if (!LFPI_H_LIKELY(idx < c->nslots))
+		return lfpi_cache_free_slow(cache, obj);
+	g = &c->gen[2 * idx];
+	gen = atomic_load_explicit(g, memory_order_relaxed);
+	/* Free already (even), or the generation would wrap to 0. */
+	if (!LFPI_H_LIKELY((gen & 1) && gen + 1))
+		return lfpi_cache_free_slow(cache, obj);
+	/* Relaxed: see lfpi_mark_free in src/pool.h. */
+	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	ctl = lfpi_cache_enter_fast(c);
+	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (!LFPI_H_LIKELY((ctl | (n == c->size)) == 0)) {
+		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
+		return 0;
+	}
+	atomic_store_explicit(&c->slots[n], (uint32_t)idx, memory_order_relaxed);
+	atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
+	/* Release: as in lfpi_cache_alloc_inline. */
+	atomic_store_explicit(&c->active, 0, memory_order_release);
+	lfpi_cache_add(&c->frees);
+	return 0;
+}
+
+static inline void *lfpi_alloc_inline(struct lfp_pool *pool)
+{
+	struct lfp_cache *c = lfpi_cache_last;
+
+	/* Relaxed: written once by lfp_destroy, which happens before any
+	 * call on a pool made at the same address afterwards. */
+	if (LFPI_H_LIKELY(c && atomic_load_explicit(
+				       &((struct lfpi_cache_hot *)c)->pool,
+				       memory_order_relaxed) == pool))
+		return lfpi_cache_alloc_inline(c);
+	return lfpi_alloc_slow(pool);
+}
+
+static inline int lfpi_free_inline(struct lfp_pool *pool, void *obj)
+{
+	struct lfp_cache *c = lfpi_cache_last;
+
+	/* Relaxed: as in lfpi_alloc_inline. */
+	if (LFPI_H_LIKELY(c && atomic_load_explicit(
+				       &((struct lfpi_cache_hot *)c)->pool,
+				       memory_order_relaxed) == pool))
+		return lfpi_cache_free_inline(c, obj);
+	return lfpi_free_slow(pool, obj);
+}
+
+#ifndef LFPI_BUILDING
+#define lfp_cache_alloc(cache) lfpi_cache_alloc_inline(cache)
+#define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
+#define lfp_alloc(pool) lfpi_alloc_inline(pool)
+#define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
+#endif
+#endif /* the inline fast paths */
+
 #ifdef __cplusplus
 }
 #endif

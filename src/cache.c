@@ -3,10 +3,12 @@
  * lfp_cache_create, implicit ones made on a thread's first lfp_alloc or
  * lfp_free on a pool and flushed back when the thread exits.
  *
- * A cache is a LIFO array of free slot indices. When it is empty it takes
- * one chain from the shared stack (or a run of fresh slots) with one CAS;
- * when it is full it links its colder half into a chain and pushes it with
- * one CAS. The fast path in internal.h uses no read-modify-write.
+ * A cache is a LIFO array of free slot indices, two magazines deep. When
+ * it is empty it loads one magazine from the depot (or takes single slots
+ * from the free list, or a run of fresh slots); when it is full its colder
+ * magazine goes to the depot whole. Each exchange is one CAS, copying
+ * indices between arrays: no walk of per-slot links. The fast path is
+ * inline in lfpool.h and uses no read-modify-write.
  *
  * Slots parked in a cache are not lost to other threads: when the shared
  * stack and the fresh slots run out, an allocating thread steals the
@@ -54,7 +56,7 @@ static int cache_init_err;
 
 static void cache_thread_exit(void *unused);
 
-static void cache_init(void)
+static void cache_global_init(void)
 {
 	cache_init_err = -pthread_key_create(&cache_key, cache_thread_exit);
 #if defined(__linux__) && defined(__NR_membarrier)
@@ -66,80 +68,134 @@ static void cache_init(void)
 
 int lfpi_cache_global_init(void)
 {
-	pthread_once(&cache_once, cache_init);
+	pthread_once(&cache_once, cache_global_init);
 	return cache_init_err;
 }
 
-/* Put every slot of c on the shared stack as one chain. The caller owns
- * the slots: it is c's owner inside an operation, or a thief that has
- * seen the owner outside one. Returns how many slots moved. */
-static uint32_t cache_empty(struct lfp_cache *c, uint32_t *retries)
+#define CACHE_ASKS (LFPI_CTL_STEAL | LFPI_CTL_FLUSH)
+
+/*
+ * Enter an operation from outside the inline fast path. Without
+ * membarrier both sides of the handshake use seq_cst: our exchange and
+ * load pair with the thief's CAS on ctl and its load of active (the
+ * Dekker pattern needs a single total order).
+ */
+static uint32_t cache_enter(struct lfp_cache *c)
 {
-	struct lfp_pool *pool = c->pool;
-	uint32_t n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	uint32_t i, cur, nxt;
+	if (LFPI_LIKELY(lfpi_cache_membarrier))
+		return lfpi_cache_enter_fast(&c->hot);
+	atomic_exchange_explicit(&c->hot.active, 1, memory_order_seq_cst);
+	return atomic_load_explicit(&c->hot.ctl, memory_order_seq_cst);
+}
+
+/* The fast path entered with the membarrier-mode handshake; without
+ * membarrier (then ctl has LFPI_CTL_SLOW), enter again the seq_cst way. */
+static uint32_t cache_reenter(struct lfp_cache *c, uint32_t ctl)
+{
+	return lfpi_cache_membarrier ? ctl : cache_enter(c);
+}
+
+static void cache_leave(struct lfp_cache *c)
+{
+	/* Release: pairs with the thief's acquire load of active, so a thief
+	 * that sees 0 also sees our slots, count and object writes. */
+	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
+}
+
+/* The owner's counter at offset `off` of struct lfpi_counters. */
+static _Atomic uint64_t *cache_word(const struct lfp_cache *c, size_t off)
+{
+	/* Casting away const: callers that read only load. */
+	struct lfp_cache *m = (struct lfp_cache *)c;
+
+	if (off == offsetof(struct lfpi_counters, allocs))
+		return &m->hot.allocs;
+	if (off == offsetof(struct lfpi_counters, frees))
+		return &m->hot.frees;
+	return (_Atomic uint64_t *)((char *)&m->ctr + off);
+}
+
+/*
+ * Give idx[0..n) to the pool: to the depot a magazine at a time, or, when
+ * every magazine is in use, onto the free list as one chain. The caller
+ * owns the slots (and *spare, a magazine or LFPI_NIL).
+ */
+static void cache_give(struct lfp_pool *pool, _Atomic uint32_t *idx,
+		       uint32_t n, uint32_t *spare, uint32_t *retries)
+{
+	uint32_t m = pool->depot.size, k, i;
+
+	for (; n; idx += k, n -= k) {
+		k = n < m ? n : m;
+		if (lfpi_depot_store(&pool->depot, idx, k, spare, retries))
+			continue;
+		/* Relaxed links: the push's release publishes them. */
+		for (i = 0; i + 1 < n; i++)
+			atomic_store_explicit(
+				&pool->slots[atomic_load_explicit(
+						     &idx[i], memory_order_relaxed)]
+					 .next,
+				atomic_load_explicit(&idx[i + 1],
+						     memory_order_relaxed),
+				memory_order_relaxed);
+		*retries += lfpi_stack_push(
+			&pool->free,
+			atomic_load_explicit(&idx[0], memory_order_relaxed),
+			atomic_load_explicit(&idx[n - 1], memory_order_relaxed));
+		return;
+	}
+}
+
+/* Give every slot of c to the pool. The caller owns the slots: it is c's
+ * owner inside an operation (and passes its spare), or a thief that has
+ * seen the owner outside one (and passes a spare of its own). Returns how
+ * many slots moved. */
+static uint32_t cache_empty(struct lfp_cache *c, uint32_t *spare,
+			    uint32_t *retries)
+{
+	uint32_t n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
 
 	if (!n)
 		return 0;
-	cur = atomic_load_explicit(&c->slots[0], memory_order_relaxed);
-	for (i = 1; i < n; i++, cur = nxt) {
-		nxt = atomic_load_explicit(&c->slots[i], memory_order_relaxed);
-		atomic_store_explicit(&pool->slots[cur].next, nxt,
-				      memory_order_relaxed);
-	}
-	atomic_store_explicit(&c->count, 0, memory_order_relaxed);
-	*retries += lfpi_stack_push(&pool->free, pool->slots,
-				    atomic_load_explicit(&c->slots[0],
-							 memory_order_relaxed),
-				    cur);
+	cache_give(c->pool, c->slots, n, spare, retries);
+	atomic_store_explicit(&c->hot.count, 0, memory_order_relaxed);
 	return n;
 }
 
-/* Owner, inside an operation: push the colder (bottom) batch of a full
- * cache as one chain and slide the rest down. Returns the new count. */
+/* Owner, inside an operation: send the colder (bottom) magazine of a
+ * full cache to the depot and slide the rest down. Returns the new count. */
 static uint32_t cache_flush_cold(struct lfp_cache *c, uint32_t n)
 {
-	struct lfp_pool *pool = c->pool;
-	uint32_t b = c->batch, i, first, cur, nxt;
+	uint32_t b = c->batch, retries = 0, i;
 
-	first = cur = atomic_load_explicit(&c->slots[0], memory_order_relaxed);
-	for (i = 1; i < b; i++, cur = nxt) {
-		nxt = atomic_load_explicit(&c->slots[i], memory_order_relaxed);
-		atomic_store_explicit(&pool->slots[cur].next, nxt,
-				      memory_order_relaxed);
-	}
-	lfpi_cache_count(&c->ctr.cas_retries,
-			 lfpi_stack_push(&pool->free, pool->slots, first, cur));
+	cache_give(c->pool, c->slots, b, &c->spare, &retries);
 	for (i = b; i < n; i++)
 		atomic_store_explicit(
 			&c->slots[i - b],
 			atomic_load_explicit(&c->slots[i], memory_order_relaxed),
 			memory_order_relaxed);
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.flushes, 1);
 	return n - b;
 }
 
-/* Owner, inside an operation, cache empty: take one chain from the shared
- * stack, or a batch of fresh slots. Returns the new count. */
+/* Owner, inside an operation, cache empty: load a magazine from the
+ * depot, or take single slots from the free list, or a run of fresh
+ * slots. Returns the new count. */
 static uint32_t cache_refill(struct lfp_cache *c)
 {
 	struct lfp_pool *pool = c->pool;
-	uint32_t retries, n = 0, idx, first;
+	uint32_t retries = 0, n, idx, first;
 
-	idx = first = lfpi_stack_pop(&pool->free, pool->slots, &retries);
-	if (idx != LFPI_NIL) {
-		for (; idx != LFPI_NIL && n < c->size; n++) {
-			atomic_store_explicit(&c->slots[n], idx,
+	n = lfpi_depot_load(&pool->depot, c->slots, &c->spare, &retries);
+	/* Single slots come back through the free list (deferred releases,
+	 * the shared path): up to a magazine's worth, one CAS each. */
+	if (!n)
+		while (n < c->batch &&
+		       (idx = lfpi_stack_pop(&pool->free, &retries)) != LFPI_NIL)
+			atomic_store_explicit(&c->slots[n++], idx,
 					      memory_order_relaxed);
-			idx = atomic_load_explicit(&pool->slots[idx].next,
-						   memory_order_relaxed);
-		}
-		/* Chains are no longer than a cache (flushes push at most
-		 * c->size slots), but a longer one would go back whole. */
-		if (idx != LFPI_NIL)
-			retries += lfpi_stack_push(&pool->free, pool->slots, idx,
-						   pool->slots[first].tail);
-	} else {
+	if (!n) {
 		n = lfpi_pool_bump(pool, c->batch, &first);
 		for (uint32_t i = 0; i < n; i++)
 			atomic_store_explicit(&c->slots[i], first + n - 1 - i,
@@ -147,7 +203,7 @@ static uint32_t cache_refill(struct lfp_cache *c)
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	if (n) {
-		atomic_store_explicit(&c->count, n, memory_order_relaxed);
+		atomic_store_explicit(&c->hot.count, n, memory_order_relaxed);
 		lfpi_cache_count(&c->ctr.refills, 1);
 	}
 	return n;
@@ -161,13 +217,13 @@ static uint32_t cache_refill(struct lfp_cache *c)
  */
 static bool cache_claim_steal(struct lfp_cache *c)
 {
-	uint32_t ctl = atomic_load_explicit(&c->ctl, memory_order_relaxed);
+	uint32_t ctl = atomic_load_explicit(&c->hot.ctl, memory_order_relaxed);
 
 	do {
 #ifdef LFPI_FAULT_IDLE_FLUSH
 		/* Test-only fault: skip caches with a request pending, which
 		 * strands the slots of an owner gone idle. */
-		if (ctl)
+		if (ctl & CACHE_ASKS)
 			return false;
 #endif
 		if (ctl & LFPI_CTL_STEAL)
@@ -175,7 +231,7 @@ static bool cache_claim_steal(struct lfp_cache *c)
 		/* seq_cst: our write in the handshake, ordered before the
 		 * read of active in lfpi_cache_steal (see lfpi_cache_enter). */
 	} while (!atomic_compare_exchange_weak_explicit(
-		&c->ctl, &ctl, ctl | LFPI_CTL_STEAL, memory_order_seq_cst,
+		&c->hot.ctl, &ctl, ctl | LFPI_CTL_STEAL, memory_order_seq_cst,
 		memory_order_relaxed));
 	return true;
 }
@@ -227,10 +283,10 @@ static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
  */
 static bool cache_ask_busy(struct lfp_cache *c)
 {
-	if (!atomic_load_explicit(&c->active, memory_order_relaxed))
+	if (!atomic_load_explicit(&c->hot.active, memory_order_relaxed))
 		return false;
 	/* Relaxed: the owner reads it at its next entry. */
-	atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH, memory_order_relaxed);
+	atomic_fetch_or_explicit(&c->hot.ctl, LFPI_CTL_FLUSH, memory_order_relaxed);
 	return true;
 }
 
@@ -247,7 +303,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 	while (c && !got) {
 		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next)
 			if (c != self &&
-			    atomic_load_explicit(&c->count, memory_order_relaxed) &&
+			    atomic_load_explicit(&c->hot.count, memory_order_relaxed) &&
 			    !cache_ask_busy(c) && cache_claim_steal(c))
 				victim[nv++] = c;
 		got = cache_steal_round(victim, nv, emptied, retries);
@@ -271,24 +327,27 @@ static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
 		 * the release in lfpi_cache_leave, so the slots we take and
 		 * the owner's writes to their objects are visible. */
 		if (fenced &&
-		    !atomic_load_explicit(&c->active, memory_order_seq_cst)) {
-			got += cache_empty(c, retries);
+		    !atomic_load_explicit(&c->hot.active, memory_order_seq_cst)) {
+			uint32_t spare = LFPI_NIL;
+
+			got += cache_empty(c, &spare, retries);
+			lfpi_depot_put_spare(&c->pool->depot, spare);
 			++*emptied;
 			/* Emptied: a flush request is answered. Release: pairs
 			 * with the acquire load of ctl in lfpi_cache_enter, so
 			 * the owner sees the count we left. */
 			atomic_fetch_and_explicit(
-				&c->ctl, ~(LFPI_CTL_STEAL | LFPI_CTL_FLUSH),
+				&c->hot.ctl, ~(LFPI_CTL_STEAL | LFPI_CTL_FLUSH),
 				memory_order_release);
 			continue;
 		}
 		/* Relaxed: the owner acts on it at its next entry; the
 		 * release below publishes it. */
-		atomic_fetch_or_explicit(&c->ctl, LFPI_CTL_FLUSH,
+		atomic_fetch_or_explicit(&c->hot.ctl, LFPI_CTL_FLUSH,
 					 memory_order_relaxed);
 		/* Release: as above; we moved nothing, but a later thief
 		 * that claims the cache must see what we saw. */
-		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
+		atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_STEAL,
 					  memory_order_release);
 	}
 	return got;
@@ -299,7 +358,7 @@ static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
  * busy. Give everything back and clear the request. */
 static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 {
-	if (cache_empty(c, retries))
+	if (cache_empty(c, &c->spare, retries))
 		lfpi_cache_count(&c->ctr.flushes, 1);
 	/*
 	 * Relaxed: it publishes nothing. A thief may claim the cache between
@@ -308,26 +367,30 @@ static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 	 * costs one extra flush, and that never hides the slots, since
 	 * thieves claim caches with FLUSH set too.
 	 */
-	atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_FLUSH, memory_order_relaxed);
+	atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_FLUSH, memory_order_relaxed);
 }
 
-/* Inside an operation: pop a slot, refilling first if empty. */
+/* Inside an operation: pop a slot, refilling first if empty. *hit says
+ * whether the cache had it without a refill. */
 static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
-			       uint32_t *retries)
+			       uint32_t *retries, bool *hit)
 {
 	uint32_t n, idx;
 
+	*hit = false;
 	if (ctl & LFPI_CTL_STEAL)
 		return LFPI_NIL; /* a thief may be at the slots: keep off */
 	if (ctl & LFPI_CTL_FLUSH) {
 		cache_answer_flush(c, retries);
-		return LFPI_NIL; /* take from the shared stack like the rest */
+		return LFPI_NIL; /* take from the pool like the rest */
 	}
-	n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	if (!n && !(n = cache_refill(c)))
+	n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+	if (n)
+		*hit = true;
+	else if (!(n = cache_refill(c)))
 		return LFPI_NIL;
 	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
-	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
+	atomic_store_explicit(&c->hot.count, n - 1, memory_order_relaxed);
 	return idx;
 }
 
@@ -346,8 +409,8 @@ static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 {
 	if (!(ctl & LFPI_CTL_STEAL) || cache_steals_held)
 		return false;
-	/* Relaxed: lfpi_cache_enter's acquire load follows. */
-	while (atomic_load_explicit(&c->ctl, memory_order_relaxed) &
+	/* Relaxed: cache_enter's acquire load follows. */
+	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
 	       LFPI_CTL_STEAL) {
 		if (lfpi_fork_busy())
 			return lfpi_fork_wait();
@@ -356,16 +419,23 @@ static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 	return true;
 }
 
+/*
+ * The inline fast path found ctl set, or the cache empty; it entered the
+ * operation and left it to us. Only here do allocations steal, wait and
+ * apply the pool's policy, each outside the cache's operation.
+ */
 void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, emptied = 0, idx;
 	struct lfpi_want want;
+	bool hit;
 
+	ctl = cache_reenter(c, ctl);
 	lfpi_want_init(pool, &want);
 	for (;;) {
-		idx = cache_pop_slow(c, ctl, &retries);
-		lfpi_cache_leave(c);
+		idx = cache_pop_slow(c, ctl, &retries, &hit);
+		cache_leave(c);
 		if (idx == LFPI_NIL)
 			idx = lfpi_pool_take(pool, &retries);
 		if (idx == LFPI_NIL &&
@@ -376,7 +446,7 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		    (!cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
 		     !lfpi_exhausted(pool, &want)))
 			break;
-		ctl = lfpi_cache_enter(c);
+		ctl = cache_enter(c);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
@@ -384,34 +454,66 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
-	/* A miss is a successful allocation that left the fast path, so
-	 * that hits = allocs - misses. */
-	lfpi_cache_count(&c->ctr.allocs, 1);
-	lfpi_cache_count(&c->ctr.cache_misses, 1);
+	/* A miss is a successful allocation that did not find its slot in
+	 * the cache, so that hits = allocs - misses. */
+	lfpi_cache_count(&c->hot.allocs, 1);
+	if (!hit)
+		lfpi_cache_count(&c->ctr.cache_misses, 1);
 	return lfpi_hand_out(pool, idx);
 }
 
+/* The inline fast path found ctl set, or the cache full, with slot idx
+ * already marked free; it entered the operation and left it to us. */
 void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
 
-	if (ctl & LFPI_CTL_FLUSH && !(ctl & LFPI_CTL_STEAL))
+	ctl = cache_reenter(c, ctl) & CACHE_ASKS;
+	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
-		/* Full: make room by pushing the colder half. */
-		n = cache_flush_cold(c,
-			atomic_load_explicit(&c->count, memory_order_relaxed));
+		n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		/* Full: make room by sending the colder magazine out. */
+		if (n == c->hot.size)
+			n = cache_flush_cold(c, n);
 		atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
-		atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
-		lfpi_cache_leave(c);
+		atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
+		cache_leave(c);
 	} else {
 		/* A thief is at the slots, or wants slots: share this one. */
-		lfpi_cache_leave(c);
-		retries += lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+		cache_leave(c);
+		retries += lfpi_stack_push(&pool->free, idx, idx);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	lfpi_cache_count(&c->ctr.frees, 1);
+	lfpi_cache_count(&c->hot.frees, 1);
+}
+
+/* A release the inline fast path could not finish alone: a pointer that
+ * is no object's start, a slot that is not live, a pool with checks or
+ * hooks. Not entered. */
+int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
+{
+	struct lfp_pool *pool;
+	int err = 0;
+	uint32_t idx;
+
+	if (!c)
+		return -EINVAL;
+	pool = c->pool;
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, &err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+		return err;
+	}
+	lfpi_cache_put(c, idx);
+	return 0;
 }
 
 /* Owner: give every slot back. Waits while a thief is at the slots; a
@@ -420,15 +522,15 @@ static void cache_drain(struct lfp_cache *c)
 {
 	uint32_t ctl, retries = 0;
 
-	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
-		lfpi_cache_leave(c);
+	while ((ctl = cache_enter(c)) & LFPI_CTL_STEAL) {
+		cache_leave(c);
 		sched_yield();
 	}
 	if (ctl & LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
-	else if (cache_empty(c, &retries))
+	else if (cache_empty(c, &c->spare, &retries))
 		lfpi_cache_count(&c->ctr.flushes, 1);
-	lfpi_cache_leave(c);
+	cache_leave(c);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 }
 
@@ -478,12 +580,9 @@ static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
 /* Counter i of cache_stat_ctr, since the cache was made. */
 static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
 {
-	/* Casting away const: loading an atomic writes nothing. Relaxed:
-	 * counters order nothing. */
-	_Atomic uint64_t *ctr =
-		(_Atomic uint64_t *)((char *)&c->ctr + cache_stat_ctr[i]);
-
-	return atomic_load_explicit(ctr, memory_order_relaxed);
+	/* Relaxed: counters order nothing. */
+	return atomic_load_explicit(cache_word(c, cache_stat_ctr[i]),
+				    memory_order_relaxed);
 }
 
 /* Counter i since the cache was last claimed. */
@@ -497,6 +596,37 @@ static void cache_stats_reset(struct lfp_cache *c)
 {
 	for (unsigned i = 0; i < LFPI_CACHE_STATS; i++)
 		c->base[i] = cache_ctr(c, i);
+}
+
+/* Fill in a new cache of pool. */
+static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
+		       uint32_t kind)
+{
+	struct lfpi_cache_hot *h = &c->hot;
+
+	c->pool = pool;
+	c->pool_id = pool->id;
+	c->batch = pool->batch;
+	c->quirks = pool->quirks;
+	c->ctl_keep = pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0;
+	c->spare = LFPI_NIL;
+	c->tls_next = NULL;
+	atomic_init(&h->count, 0);
+	atomic_init(&h->active, 0);
+	atomic_init(&h->ctl, c->ctl_keep);
+	h->size = pool->cache_size;
+	h->slots = c->slots;
+	h->objs = pool->objs;
+	h->stride = pool->stride;
+	h->gen = &pool->slots[0].gen;
+	h->inv = pool->stride_inv;
+	h->shift = pool->stride_tz;
+	/* A pool with quirks checks every release out of line. */
+	h->nslots = pool->quirks ? 0 : pool->capacity;
+	atomic_init(&h->allocs, 0);
+	atomic_init(&h->frees, 0);
+	atomic_init(&h->pool, pool);
+	atomic_init(&c->state, kind);
 }
 
 /* A dead cache of the pool to reuse, or a new one; NULL without memory. */
@@ -521,16 +651,7 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	}
 	if (!(c = cache_map(pool)))
 		return NULL;
-	c->pool = pool;
-	c->pool_id = pool->id;
-	c->size = pool->cache_size;
-	c->batch = pool->batch;
-	c->quirks = pool->quirks;
-	c->tls_next = NULL;
-	atomic_init(&c->count, 0);
-	atomic_init(&c->active, 0);
-	atomic_init(&c->ctl, 0);
-	atomic_init(&c->state, kind);
+	cache_init(c, pool, kind);
 	lfpi_counters_init(&c->ctr);
 	memset(c->base, 0, sizeof(c->base));
 	old = atomic_load_explicit(&pool->caches, memory_order_relaxed);
@@ -548,6 +669,8 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 static void cache_release(struct lfp_cache *c)
 {
 	cache_drain(c);
+	lfpi_depot_put_spare(&c->pool->depot, c->spare);
+	c->spare = LFPI_NIL;
 	/* Release: pairs with the acquire CAS in cache_claim and the acquire
 	 * load in lfpi_cache_destroy_all. */
 	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
@@ -641,8 +764,15 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 						 memory_order_acquire)) ==
 		       LFPI_CACHE_EXITING)
 			sched_yield();
-		/* A live thread's cache becomes an orphan its thread frees;
-		 * acq_rel pairs with the CAS in cache_thread_exit. */
+		/*
+		 * A live thread's cache becomes an orphan its thread frees;
+		 * acq_rel pairs with the CAS in cache_thread_exit. Its inline
+		 * paths must never match a pool made later at this address
+		 * (relaxed: see lfpi_alloc_inline in lfpool.h).
+		 */
+		if (s == LFPI_CACHE_IMPLICIT)
+			atomic_store_explicit(&c->hot.pool, NULL,
+					      memory_order_relaxed);
 		if (s == LFPI_CACHE_IMPLICIT &&
 		    atomic_compare_exchange_strong_explicit(
 			    &c->state, &s, LFPI_CACHE_ORPHANED,
@@ -666,10 +796,9 @@ uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
 	/* Acquire: pairs with the release CAS that published each cache. */
 	for (c = atomic_load_explicit(&p->caches, memory_order_acquire); c;
 	     c = c->reg_next) {
-		sum += atomic_load_explicit(
-			(_Atomic uint64_t *)((char *)&c->ctr + counter),
-			memory_order_relaxed);
-		parked += atomic_load_explicit(&c->count, memory_order_relaxed);
+		sum += atomic_load_explicit(cache_word(c, counter),
+					    memory_order_relaxed);
+		parked += atomic_load_explicit(&c->hot.count, memory_order_relaxed);
 	}
 	if (cached)
 		*cached = parked;
@@ -686,7 +815,7 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
-		n = atomic_load_explicit(&c->count, memory_order_relaxed);
+		n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
 		for (i = 0; i < n; i++)
 			if ((r = fn(atomic_load_explicit(&c->slots[i],
 							 memory_order_relaxed),
@@ -707,14 +836,15 @@ void lfp_cache_destroy(struct lfp_cache *cache)
 		cache_release(cache);
 }
 
+/* The exported functions are the inline paths of lfpool.h, called. */
 void *lfp_cache_alloc(struct lfp_cache *cache)
 {
-	return cache ? lfpi_cache_alloc(cache) : NULL;
+	return lfpi_cache_alloc_inline(cache);
 }
 
 int lfp_cache_free(struct lfp_cache *cache, void *obj)
 {
-	return cache ? lfpi_cache_free(cache, obj) : -EINVAL;
+	return lfpi_cache_free_inline(cache, obj);
 }
 
 void lfp_cache_flush(struct lfp_cache *cache)
@@ -743,7 +873,7 @@ void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
 	out->flushes = cache_stat(cache, 7);
 	out->steals = cache_stat(cache, 8);
 	out->cached = atomic_load_explicit(
-		&((struct lfp_cache *)cache)->count, memory_order_relaxed);
+		&((struct lfp_cache *)cache)->hot.count, memory_order_relaxed);
 }
 
 /*
@@ -778,7 +908,7 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 		/* seq_cst: the handshake's read, as in lfpi_cache_steal;
 		 * pairs with the release in lfpi_cache_leave. */
 		c->fork_busy = !fenced || atomic_load_explicit(
-						  &c->active, memory_order_seq_cst);
+						  &c->hot.active, memory_order_seq_cst);
 }
 
 /* In the parent after the fork: give the caches back to their owners. */
@@ -789,7 +919,7 @@ void lfpi_cache_fork_parent(struct lfp_pool *pool)
 		c->fork_busy = 0;
 		/* Release: pairs with the acquire load of ctl in
 		 * lfpi_cache_enter, as when a thief lets go. */
-		atomic_fetch_and_explicit(&c->ctl, ~LFPI_CTL_STEAL,
+		atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_STEAL,
 					  memory_order_release);
 	}
 }
@@ -823,14 +953,20 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 	for (; c; c = c->reg_next) {
 		covered = covered || c == pool->fork_caches;
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
-		atomic_store_explicit(&c->active, 0, memory_order_relaxed);
-		atomic_store_explicit(&c->ctl, 0, memory_order_relaxed);
-		if ((!covered || c->fork_busy) && !cache_is_mine(c))
-			atomic_store_explicit(&c->count, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->hot.active, 0, memory_order_relaxed);
+		/* membarrier may be gone in the child (cache_fork_child_init). */
+		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
+								  : 0;
+		atomic_store_explicit(&c->hot.ctl, c->ctl_keep,
+				      memory_order_relaxed);
+		if ((!covered || c->fork_busy) && !cache_is_mine(c)) {
+			atomic_store_explicit(&c->hot.count, 0, memory_order_relaxed);
+			c->spare = LFPI_NIL; /* it may have been in flight */
+		}
 		c->fork_busy = 0;
 		if (s == LFPI_CACHE_EXITING ||
 		    (s == LFPI_CACHE_IMPLICIT && !cache_is_mine(c))) {
-			cache_empty(c, &retries);
+			cache_empty(c, &c->spare, &retries);
 			atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,
 					      memory_order_relaxed);
 		}

@@ -335,7 +335,9 @@ int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
 	w.seen = calloc(pool->capacity, 1);
 	if (!w.seen)
 		return -ENOMEM;
-	err = lfpi_stack_walk(&pool->free, pool->slots, debug_listed, &w);
+	err = lfpi_stack_walk(&pool->free, debug_listed, &w);
+	if (!err)
+		err = lfpi_depot_walk(&pool->depot, debug_listed, &w);
 	w.in_cache = true;
 	if (!err)
 		err = lfpi_cache_walk(pool, debug_listed, &w);

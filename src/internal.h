@@ -5,52 +5,11 @@
 #ifndef LFPOOL_INTERNAL_H
 #define LFPOOL_INTERNAL_H
 
-#include <errno.h>
 #include <pthread.h>
-#include <stdalign.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
-#include "lfpool.h"
-
-#define LFPI_CACHELINE 64
-
-/*
- * ThreadSanitizer cannot see inside Debian's uninstrumented liburcu: the
- * code that relies on its ordering states the edges with these (a no-op
- * in other builds). Shared by the library, its tests and the harness.
- */
-#if defined(__SANITIZE_THREAD__)
-#define LFPI_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LFPI_TSAN 1
-#endif
-#endif
-#ifdef LFPI_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define lfpi_tsan_acquire(addr) __tsan_acquire(addr)
-#define lfpi_tsan_release(addr) __tsan_release(addr)
-#else
-#define lfpi_tsan_acquire(addr) ((void)(addr))
-#define lfpi_tsan_release(addr) ((void)(addr))
-#endif
-
-/* The "no slot" index: ends chains and marks an empty stack. */
-#define LFPI_NIL UINT32_C(0xffffffff)
-
-#if defined(__GNUC__)
-#define LFPI_LIKELY(x) __builtin_expect(!!(x), 1)
-#define LFPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define LFPI_NOINLINE __attribute__((noinline))
-#else
-#define LFPI_LIKELY(x) (x)
-#define LFPI_UNLIKELY(x) (x)
-#define LFPI_NOINLINE
-#endif
+#include "base.h"
+#include "depot.h"
+#include "stack.h"
 
 /*
  * Per-slot metadata, kept beside the objects and never inside them, so the
@@ -58,24 +17,16 @@ void __tsan_release(void *addr);
  * data race on the user's bytes (DESIGN.md, hard part 1).
  */
 struct lfpi_slot {
-	/* Next slot in this slot's chain; LFPI_NIL ends the chain. */
+	/* The free list's link (stack.c): the slot below this one. */
 	_Atomic uint32_t next;
-	/* On a chain's first slot while the chain is on the shared stack:
-	 * the first slot of the chain below it. */
-	_Atomic uint32_t batch_next;
 	/*
 	 * Generation and state in one word: odd while the object is live,
 	 * even while it is free. It starts at 0 (free, never used) and is
 	 * incremented on every allocation and every release, so it changes
-	 * on every release and a live generation is never 0.
+	 * on every release and a live generation is never 0. The inline
+	 * fast path in lfpool.h reads it as gen[2 * index].
 	 */
 	_Atomic uint32_t gen;
-	/*
-	 * On a chain's first slot: its last slot. Plain, because only the
-	 * thread that owns the chain reads or writes it; ownership moves
-	 * through the stack's release/acquire.
-	 */
-	uint32_t tail;
 };
 
 static inline bool lfpi_gen_is_live(uint32_t gen)
@@ -135,11 +86,6 @@ static inline void lfpi_counters_init(struct lfpi_counters *c)
 	atomic_init(&c->reclaims, 0);
 }
 
-/* The Treiber stack of free chains: {tag:32 | index:32} in one word. */
-struct lfpi_stack {
-	alignas(LFPI_CACHELINE) _Atomic uint64_t head;
-};
-
 struct lfp_pool {
 	/* Read-only after lfp_create. */
 	char *objs;               /* the object region */
@@ -148,6 +94,8 @@ struct lfp_pool {
 	size_t region_size;       /* capacity * stride */
 	uint32_t capacity;
 	uint32_t stride_shift;    /* log2(stride) if a power of two, else 0 */
+	uint32_t stride_tz;       /* stride = odd << stride_tz */
+	uint64_t stride_inv;      /* odd's inverse modulo 2^64 */
 	uint32_t flags;
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
@@ -170,7 +118,8 @@ struct lfp_pool {
 	char name[LFP_NAME_MAX + 1]; /* lfp_config.name, cut; "" if none */
 
 	/* Shared and hot: each on its own cache line. */
-	struct lfpi_stack free;
+	struct lfpi_stack free;   /* single free slots, linked by next */
+	struct lfpi_depot depot;  /* magazines of free slots */
 	/* Slots [bump, limit) were never handed out (lazy first touch). */
 	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
 	/*
@@ -212,6 +161,8 @@ struct lfpi_layout {
 	size_t align;     /* object alignment */
 	size_t stride;    /* object size rounded up to align */
 	size_t slots_off; /* offset of the metadata array */
+	size_t mags_off;  /* offset of the depot's magazines */
+	uint32_t nmags;   /* magazines laid out */
 	size_t objs_off;  /* offset of the object region */
 	size_t total;     /* bytes for header, metadata and objects */
 	size_t base_align;/* alignment the whole block needs */
@@ -276,34 +227,6 @@ void lfpi_debug_destroy(struct lfp_pool *pool);
 void lfpi_debug_alloc(struct lfp_pool *pool, uint32_t idx, bool fresh);
 void lfpi_debug_free(struct lfp_pool *pool, uint32_t idx);
 void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err);
-
-/* stack.c: the tagged Treiber stack of free chains. */
-
-void lfpi_stack_init(struct lfpi_stack *s);
-/*
- * Push the chain first -> ... -> last (linked by next; last's next may be
- * anything, it is set to LFPI_NIL). Returns the number of failed CAS.
- */
-uint32_t lfpi_stack_push(struct lfpi_stack *s, struct lfpi_slot *slots,
-			 uint32_t first, uint32_t last);
-/*
- * Pop one chain. Returns its first slot (follow next to LFPI_NIL), or
- * LFPI_NIL if the stack is empty. *retries gets the failed CAS count.
- */
-uint32_t lfpi_stack_pop(struct lfpi_stack *s, struct lfpi_slot *slots,
-			uint32_t *retries);
-/* Take every chain at once: returns the top chain's first slot (chains
- * linked by batch_next, as on the stack) or LFPI_NIL. */
-uint32_t lfpi_stack_pop_all(struct lfpi_stack *s);
-/* Whether the stack looked empty a moment ago. */
-bool lfpi_stack_is_empty(struct lfpi_stack *s);
-/*
- * Call fn on every slot on the stack, top chain first, until fn returns
- * non-zero (which is returned). Only while no thread changes the stack;
- * fn must stop the walk if it sees a slot twice (a cycle).
- */
-int lfpi_stack_walk(struct lfpi_stack *s, struct lfpi_slot *slots,
-		    int (*fn)(uint32_t idx, void *arg), void *arg);
 
 /* pool.c: the shared paths and the counters. */
 
@@ -400,7 +323,8 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 
 /* pool.c (continued): the shared path that caches fall back on. */
 
-/* Take one slot from the shared stack or the fresh ones, or LFPI_NIL. */
+/* Take one slot from the free list, the depot or the fresh ones, or
+ * LFPI_NIL. */
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
 /* Take up to n never-used slots: returns how many, the first in *first. */
 uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first);
@@ -471,36 +395,46 @@ enum {
 	LFPI_CACHE_ORPHANED, /* its pool is gone; its thread frees it */
 };
 
-/* lfp_cache.ctl: requests from other threads, 0 on the fast path. */
+/* lfp_cache.ctl: non-zero sends the owner out of its inline fast path. */
 #define LFPI_CTL_STEAL 1u /* a thief may be emptying the cache: keep off */
 #define LFPI_CTL_FLUSH 2u /* a thief found it busy: flush it when you can */
+/* Set for the cache's life (lfp_cache.ctl_keep): the pool has quirks
+ * (hooks, debug tools, strict releases), or membarrier(2) is missing and
+ * every entry must be the seq_cst one. */
+#define LFPI_CTL_SLOW 4u
+#define LFPI_CTL_GONE 8u  /* the pool is gone; the cache is an orphan */
 
 /* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */
 #define LFPI_CACHE_STATS 9
 
 /*
- * A magazine of free slot indices, LIFO, owned by one thread at a time.
- * The owner's fast path uses loads and stores only; the words another
- * thread may read (count, slots, counters) are atomics it reads relaxed.
- * Another thread takes slots only through the steal handshake in cache.c.
+ * A thread cache: a LIFO array of free slot indices, two magazines deep
+ * (Bonwick's loaded and previous magazines, laid end to end). When it is
+ * empty, one magazine comes in from the depot; when it is full, the
+ * colder magazine goes out whole; so right after either exchange it holds
+ * one magazine and absorbs a magazine's worth of either operation before
+ * the next. Owned by one thread at a time. The owner's fast path (inline,
+ * in lfpool.h) uses loads and stores only; the words another thread may
+ * read (count, slots, counters) are atomics it reads relaxed. Another
+ * thread takes slots only through the steal handshake in cache.c.
  */
 struct lfp_cache {
-	struct lfp_pool *pool;
+	struct lfpi_cache_hot hot; /* first: lfpool.h reads it */
+	struct lfp_pool *pool;     /* hot.pool until orphaned, then still this */
 	uint64_t pool_id;
-	uint32_t size;             /* slots[] holds this many */
-	uint32_t batch;            /* slots per exchange */
-	uint32_t quirks;           /* the pool's, kept beside count */
-	_Atomic uint32_t count;    /* slots[0..count) are free slots */
-	_Atomic uint32_t active;   /* 1 while the owner is in an operation */
-	_Atomic uint32_t ctl;      /* LFPI_CTL_* */
+	uint32_t batch;            /* slots per magazine */
+	uint32_t quirks;           /* the pool's */
+	uint32_t ctl_keep;         /* LFPI_CTL_SLOW or 0: ctl's lasting bits */
+	uint32_t spare;            /* the owner's empty magazine, or LFPI_NIL */
 	_Atomic uint32_t state;    /* LFPI_CACHE_* */
 	size_t map_size;           /* bytes mapped for it */
 	uint32_t fork_busy;        /* fork.c: its owner was inside an
 				      operation as fork was prepared */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
-	struct lfpi_counters ctr;  /* written by the owner only */
-	/* ctr's values when the cache was last claimed: lfp_cache_stats
+	struct lfpi_counters ctr;  /* written by the owner only; allocs and
+				      frees are counted in hot */
+	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
 	_Atomic uint32_t slots[];
@@ -512,14 +446,10 @@ extern int lfpi_cache_membarrier;
 /* The calling thread's cache for pool, made on first use; NULL if none
  * could be made (the caller then uses the shared path). */
 struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
-/* Slow paths: entered with the cache active (lfpi_cache_enter returned
- * ctl); they leave it. */
-void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl);
-void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl);
 /*
- * Empty idle caches of pool (other than self) into the shared stack.
- * Returns the slots moved; adds the caches emptied to *emptied and failed
- * CAS to *retries.
+ * Empty idle caches of pool (other than self) into the depot. Returns the
+ * slots moved; adds the caches emptied to *emptied and failed CAS to
+ * *retries.
  */
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 			  uint32_t *emptied, uint32_t *retries);
@@ -538,19 +468,13 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
 			uint64_t *cached);
 
-#if defined(__GNUC__)
-#define LFPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
-#else
-#define LFPI_TLS _Thread_local
-#endif
-extern LFPI_TLS struct lfp_cache *lfpi_cache_last;
-
 static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
 {
 	struct lfp_cache *c = lfpi_cache_last;
 
-	/* The id tells a new pool from a destroyed one at the same address. */
-	if (LFPI_LIKELY(c && c->pool == pool && c->pool_id == pool->id))
+	/* Relaxed: as in lfpi_alloc_inline (lfpool.h). */
+	if (LFPI_LIKELY(c && atomic_load_explicit(&c->hot.pool,
+						  memory_order_relaxed) == pool))
 		return c;
 	return lfpi_cache_implicit_slow(pool);
 }
@@ -562,95 +486,21 @@ static inline void lfpi_cache_count(_Atomic uint64_t *ctr, uint64_t n)
 			      memory_order_relaxed);
 }
 
-/*
- * Enter an operation on the cache's slots. Returns the pending requests
- * (LFPI_CTL_*): 0 means the fast path may go on.
- *
- * This is one side of a Dekker handshake with the thief in cache.c:
- * owner: active = 1, then read ctl; thief: set ctl, then read active. One
- * of them must see the other's write. With membarrier(2) the thief's
- * system call puts a full barrier into every running thread, so the owner
- * needs only to keep the compiler from swapping the store and the load;
- * without it both sides use seq_cst operations.
- */
-static inline uint32_t lfpi_cache_enter(struct lfp_cache *c)
-{
-	if (LFPI_LIKELY(lfpi_cache_membarrier)) {
-		atomic_store_explicit(&c->active, 1, memory_order_relaxed);
-		/* Compiler-only: the CPU barrier comes from the thief's
-		 * membarrier, see lfpi_cache_steal in cache.c. */
-		atomic_signal_fence(memory_order_seq_cst);
-		/* Acquire: pairs with the thief's release when it clears
-		 * LFPI_CTL_STEAL, so we see the count it left. */
-		return atomic_load_explicit(&c->ctl, memory_order_acquire);
-	}
-	/* seq_cst: pairs with the thief's seq_cst CAS on ctl and load of
-	 * active (the Dekker pattern needs a single total order). */
-	atomic_exchange_explicit(&c->active, 1, memory_order_seq_cst);
-	return atomic_load_explicit(&c->ctl, memory_order_seq_cst);
-}
-
-static inline void lfpi_cache_leave(struct lfp_cache *c)
-{
-	/* Release: pairs with the thief's acquire load of active, so a thief
-	 * that sees 0 also sees our slots, count and object writes. */
-	atomic_store_explicit(&c->active, 0, memory_order_release);
-}
-
-static inline void *lfpi_cache_alloc(struct lfp_cache *c)
-{
-	struct lfp_pool *pool = c->pool;
-	uint32_t ctl = lfpi_cache_enter(c), n, idx;
-
-	n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	if (LFPI_UNLIKELY(ctl || n == 0))
-		return lfpi_cache_alloc_slow(c, ctl);
-	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
-	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
-	lfpi_cache_leave(c);
-	lfpi_cache_count(&c->ctr.allocs, 1);
-	if (LFPI_UNLIKELY(c->quirks))
-		return lfpi_hand_out_quirky(pool, idx);
-	lfpi_mark_live(pool, idx);
-	return lfpi_obj(pool, idx);
-}
-
 /* Put slot idx, already marked free, into the cache. */
 static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 {
-	uint32_t ctl = lfpi_cache_enter(c), n;
+	uint32_t ctl = lfpi_cache_enter_fast(&c->hot), n;
 
-	n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	if (LFPI_UNLIKELY(ctl || n == c->size)) {
+	n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+	if (LFPI_UNLIKELY(ctl || n == c->hot.size)) {
 		lfpi_cache_put_slow(c, idx, ctl);
 		return;
 	}
-	atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
-	atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
-	lfpi_cache_leave(c);
-	lfpi_cache_count(&c->ctr.frees, 1);
-}
-
-/* lfp_free through cache c: check obj, mark it free, keep it. */
-static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
-{
-	struct lfp_pool *pool = c->pool;
-	int err = 0;
-	uint32_t idx;
-
-	if (LFPI_UNLIKELY(c->quirks))
-		idx = lfpi_release_quirky(pool, obj, &err);
-	else if (LFPI_UNLIKELY(!obj))
-		idx = LFPI_NIL, err = -EINVAL;
-	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
-		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
-		idx = LFPI_NIL;
-	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
-		lfpi_cache_count(&c->ctr.rejected_frees, 1);
-		return err;
-	}
-	lfpi_cache_put(c, idx);
-	return 0;
+	atomic_store_explicit(&c->hot.slots[n], idx, memory_order_relaxed);
+	atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
+	lfpi_cache_count(&c->hot.frees, 1);
 }
 
 /* grow.c: exhaustion policies, growth, reserve, trim. */

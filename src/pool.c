@@ -75,6 +75,23 @@ const char *lfp_name(const struct lfp_pool *pool)
 	return pool ? pool->name : NULL;
 }
 
+/*
+ * How the inline release finds a slot by exact division: stride = odd <<
+ * tz, and odd's inverse modulo 2^64 (Newton's iteration doubles the bits
+ * that are right at each step: 3, 6, 12, 24, 48, 96).
+ */
+static void pool_set_divisor(struct lfp_pool *pool, size_t stride)
+{
+	uint64_t odd, inv;
+
+	pool->stride_tz = (uint32_t)__builtin_ctzll(stride);
+	odd = (uint64_t)stride >> pool->stride_tz;
+	inv = odd;
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - odd * inv;
+	pool->stride_inv = inv;
+}
+
 static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 		      const struct lfpi_layout *l, char *base)
 {
@@ -95,7 +112,9 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool->obj_size = cfg->obj_size;
 	if (!(l->stride & (l->stride - 1)))
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
-	lfpi_stack_init(&pool->free);
+	pool_set_divisor(pool, l->stride);
+	lfpi_stack_init(&pool->free, &pool->slots[0].next, sizeof(struct lfpi_slot));
+	lfpi_depot_init(&pool->depot, base + l->mags_off, l->nmags, l->batch);
 	atomic_init(&pool->bump, 0);
 	atomic_init(&pool->limit, l->initial);
 	atomic_init(&pool->trim_seq, 0);
@@ -213,34 +232,22 @@ uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
 	return take;
 }
 
-/* Pop one slot from the shared stack; the rest of its chain goes back. */
-static uint32_t pool_pop_one(struct lfp_pool *pool, uint32_t *retries)
-{
-	uint32_t n, idx, rest;
-
-	idx = lfpi_stack_pop(&pool->free, pool->slots, &n);
-	*retries += n;
-	if (idx == LFPI_NIL)
-		return idx;
-	rest = atomic_load_explicit(&pool->slots[idx].next, memory_order_relaxed);
-	if (rest != LFPI_NIL)
-		*retries += lfpi_stack_push(&pool->free, pool->slots, rest,
-					    pool->slots[idx].tail);
-	return idx;
-}
-
 /*
- * Reused slots first (they are warm), then fresh ones. If both are gone,
- * look at the stack once more: the bump index never goes back, so a stack
- * that is empty after it ran out means the pool really was exhausted at
- * that moment, not just while we were looking elsewhere.
+ * Single slots first (the free list), then one out of a loaded magazine,
+ * then fresh ones. If all are gone, look at the lists once more: the bump
+ * index never goes back, so lists that are empty after it ran out mean
+ * the pool really was exhausted at that moment, not just while we were
+ * looking elsewhere.
  */
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 {
-	uint32_t idx = pool_pop_one(pool, retries);
+	uint32_t idx = lfpi_stack_pop(&pool->free, retries);
 
-	if (idx == LFPI_NIL && !lfpi_pool_bump(pool, 1, &idx))
-		idx = pool_pop_one(pool, retries);
+	if (idx == LFPI_NIL)
+		idx = lfpi_depot_take_one(&pool->depot, retries);
+	if (idx == LFPI_NIL && !lfpi_pool_bump(pool, 1, &idx) &&
+	    (idx = lfpi_stack_pop(&pool->free, retries)) == LFPI_NIL)
+		idx = lfpi_depot_take_one(&pool->depot, retries);
 	return idx;
 }
 
@@ -287,7 +294,7 @@ static void *pool_alloc_shared(struct lfp_pool *pool)
 static void pool_push_shared(struct lfp_pool *pool, struct lfpi_counters *c,
 			     uint32_t idx)
 {
-	uint32_t retries = lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+	uint32_t retries = lfpi_stack_push(&pool->free, idx, idx);
 
 	if (retries)
 		pool_count(&c->cas_retries, retries);
@@ -327,7 +334,8 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 	return 0;
 }
 
-void *lfp_alloc(struct lfp_pool *pool)
+/* lfp_alloc when the thread's last cache is not this pool's. */
+void *lfpi_alloc_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache *c;
 
@@ -335,11 +343,11 @@ void *lfp_alloc(struct lfp_pool *pool)
 		return NULL;
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
-		return lfpi_cache_alloc(c);
+		return lfpi_cache_alloc_inline(c);
 	return pool_alloc_shared(pool);
 }
 
-int lfp_free(struct lfp_pool *pool, void *obj)
+int lfpi_free_slow(struct lfp_pool *pool, void *obj)
 {
 	struct lfp_cache *c;
 
@@ -347,8 +355,19 @@ int lfp_free(struct lfp_pool *pool, void *obj)
 		return -EINVAL;
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
-		return lfpi_cache_free(c, obj);
+		return lfpi_cache_free_inline(c, obj);
 	return pool_free_shared(pool, obj);
+}
+
+/* The exported functions are the inline paths of lfpool.h, called. */
+void *lfp_alloc(struct lfp_pool *pool)
+{
+	return lfpi_alloc_inline(pool);
+}
+
+int lfp_free(struct lfp_pool *pool, void *obj)
+{
+	return lfpi_free_inline(pool, obj);
 }
 
 size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n)

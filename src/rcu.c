@@ -77,7 +77,7 @@ static void rcu_reclaim(struct rcu_head *head)
 	/* No reader can hold the object any more: now it may be poisoned. */
 	if (pool->debug)
 		lfpi_debug_free(pool, idx);
-	lfpi_stack_push(&pool->free, pool->slots, idx, idx);
+	lfpi_stack_push(&pool->free, idx, idx);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->reclaimed, 1,
 				  memory_order_relaxed);
 	/* rcu_barrier returns after this callback: pairs with the

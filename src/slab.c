@@ -2,8 +2,8 @@
  * The slab: how big a pool is, where its parts lie in one block of memory,
  * and where that block comes from.
  *
- * One block holds, in order: the pool header, the per-slot metadata and the
- * objects. The objects start on a boundary of max(LFP_MEMORY_ALIGN, align),
+ * One block holds, in order: the pool header, the per-slot metadata, the
+ * depot's magazines and the objects. The objects start on a boundary of max(LFP_MEMORY_ALIGN, align),
  * so every object is aligned and the hot header words keep their own lines.
  */
 #include <errno.h>
@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* Magazines beyond one per batch of slots. */
+#define SLAB_SPARE_MAGS 32
 
 static bool slab_is_pow2(size_t x)
 {
@@ -44,7 +47,7 @@ static uint32_t slab_cache_size(const struct lfp_config *cfg)
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 {
 	struct lfpi_layout l;
-	size_t meta, objs;
+	size_t meta, objs, mags;
 
 	if (!cfg || cfg->obj_size == 0 || cfg->capacity == 0)
 		return -EINVAL;
@@ -78,9 +81,16 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 				  : (l.cache_size + 1) / 2;
 	if (l.batch > l.cache_size)
 		l.batch = l.cache_size;
+	/* A magazine for every batch of slots, and some for the caches'
+	 * spares and part-filled ones; past that, slots wait on the free
+	 * list (depot.c). */
+	l.nmags = l.slots / l.batch + (l.slots % l.batch != 0) + SLAB_SPARE_MAGS;
+	mags = lfpi_depot_bytes(l.nmags, l.batch);
 	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
 	    __builtin_add_overflow(l.slots_off, meta, &meta) ||
-	    !slab_round_up(meta, l.base_align, &l.objs_off) ||
+	    !slab_round_up(meta, LFPI_CACHELINE, &l.mags_off) ||
+	    __builtin_add_overflow(l.mags_off, mags, &mags) ||
+	    !slab_round_up(mags, l.base_align, &l.objs_off) ||
 	    __builtin_add_overflow(l.objs_off, objs, &l.total))
 		return -EOVERFLOW;
 	*out = l;

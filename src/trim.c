@@ -88,30 +88,25 @@ static bool trim_bit(const uint64_t *bits, uint32_t i)
 	return bits[i / 64] >> (i % 64) & 1;
 }
 
-/* Mark every slot of the chains starting at `chain` (linked by
- * batch_next) in bits. */
-static void trim_mark_chains(struct lfp_pool *pool, uint32_t chain,
-			     uint64_t *bits)
+static int trim_mark(uint32_t i, void *bits)
 {
-	for (; chain != LFPI_NIL;
-	     chain = atomic_load_explicit(&pool->slots[chain].batch_next,
-					  memory_order_relaxed))
-		for (uint32_t i = chain; i != LFPI_NIL;
-		     i = atomic_load_explicit(&pool->slots[i].next,
-					      memory_order_relaxed))
-			bits[i / 64] |= UINT64_C(1) << (i % 64);
+	((uint64_t *)bits)[i / 64] |= UINT64_C(1) << (i % 64);
+	return 0;
 }
 
-static void trim_push_chains(struct lfp_pool *pool, uint32_t chain)
+/* Mark every slot of the chain from `first` (linked by next) in bits;
+ * returns its last slot. */
+static uint32_t trim_mark_chain(struct lfp_pool *pool, uint32_t first,
+				uint64_t *bits)
 {
-	uint32_t below;
+	uint32_t i = first, last = LFPI_NIL;
 
-	for (; chain != LFPI_NIL; chain = below) {
-		below = atomic_load_explicit(&pool->slots[chain].batch_next,
-					     memory_order_relaxed);
-		lfpi_stack_push(&pool->free, pool->slots, chain,
-				pool->slots[chain].tail);
-	}
+	/* Relaxed: the chain is ours since lfpi_stack_pop_all. */
+	for (; i != LFPI_NIL;
+	     last = i, i = atomic_load_explicit(&pool->slots[i].next,
+						memory_order_relaxed))
+		trim_mark(i, bits);
+	return last;
 }
 
 /* The slots that share a byte with [from, to) will need their ctor again. */
@@ -196,7 +191,7 @@ static size_t trim_locked(struct lfp_pool *pool)
 	uint32_t seq = atomic_load_explicit(&pool->trim_seq, memory_order_relaxed);
 	size_t bits_size = ((size_t)limit / 64 + 1) * sizeof(uint64_t), bytes;
 	_Atomic uint64_t *due = trim_ctor_table(pool);
-	uint32_t chains, bump;
+	uint32_t chain, last, mags, bump;
 	uint64_t *bits;
 
 	if ((pool->ctor && !due) || !(bits = trim_map(bits_size)))
@@ -204,14 +199,18 @@ static size_t trim_locked(struct lfp_pool *pool)
 	/* Relaxed: published by the release in lfpi_stack_pop_all. Only
 	 * trims write it, and they hold grow_lock. */
 	atomic_store_explicit(&pool->trim_seq, seq + 1, memory_order_relaxed);
-	chains = lfpi_stack_pop_all(&pool->free);
-	trim_mark_chains(pool, chains, bits);
+	mags = lfpi_depot_take_all(&pool->depot);
+	chain = lfpi_stack_pop_all(&pool->free);
+	lfpi_depot_walk_from(&pool->depot, mags, trim_mark, bits);
+	last = trim_mark_chain(pool, chain, bits);
 	bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
 	bytes = trim_idle(pool, bits, bump, due);
 	if (bytes) /* Relaxed: read by the debug fill check, which runs
 		    * after the slot came back through the stack. */
 		atomic_store_explicit(&pool->trimmed, 1, memory_order_relaxed);
-	trim_push_chains(pool, chains);
+	lfpi_depot_put_back(&pool->depot, mags);
+	if (chain != LFPI_NIL)
+		lfpi_stack_push(&pool->free, chain, last);
 	/* Release: pairs with the acquire loads in lfpi_want_init and
 	 * lfpi_exhausted; the chains are back before a waiter looks. */
 	atomic_store_explicit(&pool->trim_seq, seq + 2, memory_order_release);
@@ -228,7 +227,8 @@ size_t lfp_trim(struct lfp_pool *pool)
 	pthread_mutex_lock(&pool->grow_lock);
 	/* An empty list has nothing to give back; leaving trim_seq alone
 	 * then spares allocations on an exhausted pool a second look. */
-	if (!lfpi_stack_is_empty(&pool->free))
+	if (!lfpi_stack_is_empty(&pool->free) ||
+	    !lfpi_depot_is_empty(&pool->depot))
 		bytes = trim_locked(pool);
 	pthread_mutex_unlock(&pool->grow_lock);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->trimmed_bytes, bytes,
