@@ -1,5 +1,5 @@
 /*
- * jobs: a small job system on one lfpool pool.
+ * jobs: a small job system on one lfpool pool, with payloads in a family.
  *
  * A fixed set of workers runs a tree of jobs. Each worker owns an explicit
  * cache of the pool. A job is allocated through the cache of whichever
@@ -8,6 +8,15 @@
  * by pointer: a child names its parent (its continuation) by handle, and
  * the queue carries handles. When the pool is full a job does its child's
  * work inline instead of spawning it: exhaustion is a normal state.
+ *
+ * Each job also carries a payload, its input, of 24 to 1024 bytes: the
+ * payloads come from a family of six size classes (32 .. 1024 bytes),
+ * allocated by the job's creator with lfp_family_alloc and released by
+ * whichever worker finishes the job with lfp_family_free, which finds the
+ * class from the address alone. A job's value is read from its payload,
+ * and every byte of the payload is checked when the job runs. When the
+ * payload's class is full the child is done inline too, while jobs of
+ * other sizes still spawn.
  *
  * Every job adds a value to its parent when its whole subtree is done, so
  * the root ends up with the sum over the tree, which must match the sum
@@ -31,6 +40,20 @@
 
 #define MAX_WORKERS 64
 #define GRAVE 64 /* released handles a worker keeps, to try again */
+#define PAYLOAD_MAX 1024
+
+/* A job's input, of payload_size(node) bytes: the header, then a fill
+ * that says which job it belongs to. */
+struct payload {
+	uint64_t node;
+	uint64_t value;
+	uint32_t size;
+	unsigned char fill[]; /* fill[i] = fill_byte(node, i) */
+};
+
+static const size_t payload_classes[] = { 32, 64, 128, 256, 512,
+					  PAYLOAD_MAX };
+#define NCLASSES (sizeof(payload_classes) / sizeof(payload_classes[0]))
 
 struct job {
 	lfp_handle self;
@@ -40,6 +63,7 @@ struct job {
 	uint32_t creator;         /* worker that allocated it */
 	uint64_t node;            /* position in the tree: root 1 */
 	_Atomic uint64_t sum;     /* its value plus its finished subtrees */
+	struct payload *payload;  /* from the family */
 };
 
 struct worker {
@@ -48,15 +72,17 @@ struct worker {
 	struct lfp_cache *cache; /* this worker's own slots, no sharing */
 	lfp_handle grave[GRAVE];
 	unsigned graves;
-	uint64_t run, created, inlined, released, released_elsewhere;
+	uint64_t run, created, inlined, payload_full, released,
+		released_elsewhere;
 	uint64_t stale_tries, stale_caught, bad;
 	uint64_t sink; /* keeps the busy work from being optimised out */
 };
 
 static struct {
-	unsigned workers, depth, fanout, capacity, work;
+	unsigned workers, depth, fanout, capacity, work, payloads;
 	bool quiet;
 	struct lfp_pool *pool;
+	struct lfp_family *family; /* the payloads */
 	struct worker w[MAX_WORKERS];
 	/* The run queue: a stack of handles under a lock. */
 	pthread_mutex_t lock;
@@ -73,6 +99,23 @@ static uint64_t node_value(uint64_t node)
 	node *= UINT64_C(0xff51afd7ed558ccd);
 	node ^= node >> 33;
 	return node & 0xffff;
+}
+
+/* Payloads spread over the classes evenly: a class from the node, then a
+ * size within it (at least the header). */
+static size_t payload_size(uint64_t node)
+{
+	uint64_t h = node_value(node * 31 + 7);
+	unsigned c = (unsigned)(h % NCLASSES);
+	size_t lo = c ? payload_classes[c - 1] + 1 : sizeof(struct payload);
+	size_t hi = payload_classes[c];
+
+	return lo + (size_t)(h >> 3) % (hi - lo + 1);
+}
+
+static unsigned char fill_byte(uint64_t node, size_t i)
+{
+	return (unsigned char)(node * 131 + i);
 }
 
 /* The sum over the subtree at node, without threads or the pool. */
@@ -140,6 +183,38 @@ static int job_release(struct worker *me, lfp_handle h)
 	return lfp_cache_free_handle(me->cache, h);
 }
 
+/*
+ * A payload comes from the smallest class of the family that holds it,
+ * through the calling thread's implicit cache of that class; a worker
+ * could as well keep an explicit cache per class (lfp_family_pool) and
+ * pick one with lfp_family_class. NULL if that class is full.
+ */
+static struct payload *payload_new(uint64_t node)
+{
+	size_t size = payload_size(node);
+	struct payload *p = lfp_family_alloc(js.family, size);
+
+	if (!p)
+		return NULL;
+	p->node = node;
+	p->value = node_value(node);
+	p->size = (uint32_t)size;
+	for (size_t i = 0; i < size - sizeof(*p); i++)
+		p->fill[i] = fill_byte(node, i);
+	return p;
+}
+
+/* Whether the payload is whole: no other job's bytes in it. */
+static bool payload_ok(const struct payload *p, uint64_t node)
+{
+	if (p->node != node || p->size != payload_size(node))
+		return false;
+	for (size_t i = 0; i < p->size - sizeof(*p); i++)
+		if (p->fill[i] != fill_byte(node, i))
+			return false;
+	return true;
+}
+
 static lfp_handle job_new(struct worker *me, lfp_handle parent,
 			  uint64_t node, uint32_t depth)
 {
@@ -147,10 +222,16 @@ static lfp_handle job_new(struct worker *me, lfp_handle parent,
 
 	if (!j)
 		return LFP_NULL_HANDLE;
+	if (!(j->payload = payload_new(node))) {
+		me->payload_full++;
+		if (lfp_cache_free(me->cache, j) != 0)
+			me->bad++;
+		return LFP_NULL_HANDLE;
+	}
 	j->self = lfp_handle_of(js.pool, j);
 	j->parent = parent;
 	atomic_init(&j->pending, 1);
-	atomic_init(&j->sum, node_value(node));
+	atomic_init(&j->sum, 0); /* its own value comes from the payload */
 	j->depth = depth;
 	j->creator = me->id;
 	j->node = node;
@@ -186,6 +267,10 @@ static void job_finish(struct worker *me, struct job *j)
 						    memory_order_relaxed);
 
 		me->released_elsewhere += j->creator != me->id;
+		/* Perhaps another worker's allocation, in any class: the
+		 * family finds the class from the address. */
+		if (lfp_family_free(js.family, j->payload) != 0)
+			me->bad++;
 		if (job_release(me, self) != 0)
 			me->bad++;
 		me->released++;
@@ -212,6 +297,10 @@ static void job_run(struct worker *me, struct job *j)
 	uint64_t x = j->node;
 
 	me->run++;
+	if (!payload_ok(j->payload, j->node))
+		me->bad++;
+	atomic_fetch_add_explicit(&j->sum, j->payload->value,
+				  memory_order_relaxed);
 	for (unsigned i = 0; i < js.work; i++) /* the job's own work */
 		x = x * UINT64_C(6364136223846793005) + 1442695040888963407u;
 	me->sink ^= x;
@@ -261,13 +350,17 @@ static void *worker_main(void *arg)
 static void usage(FILE *f)
 {
 	fputs("usage: jobs [--workers N] [--depth N] [--fanout N]\n"
-	      "            [--capacity N] [--work N] [--quiet] [--help]\n"
+	      "            [--capacity N] [--payloads N] [--work N] [--quiet]\n"
+	      "            [--help]\n"
 	      "Runs a tree of jobs on worker threads; jobs live in one\n"
-	      "lock-free pool and name each other by generational handle.\n"
+	      "lock-free pool and name each other by generational handle,\n"
+	      "and their payloads, of 24 to 1024 bytes, live in a family of\n"
+	      "six size classes.\n"
 	      "  --workers N   worker threads, 1..64 (default 4)\n"
 	      "  --depth N     levels below the root, 0..12 (default 7)\n"
 	      "  --fanout N    children per job, 1..8 (default 4)\n"
 	      "  --capacity N  jobs the pool holds at once (default 48)\n"
+	      "  --payloads N  payloads each size class holds (default 16)\n"
 	      "  --work N      busy-work steps per job (default 2000)\n"
 	      "  --quiet       print nothing unless something is wrong\n",
 	      f);
@@ -291,19 +384,21 @@ static int parse_options(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "workers", 1, 0, 'w' }, { "depth", 1, 0, 'd' },
 		{ "fanout", 1, 0, 'f' }, { "capacity", 1, 0, 'c' },
+		{ "payloads", 1, 0, 'p' },
 		{ "work", 1, 0, 'k' }, { "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	bool ok = true;
 	int c;
 
 	js.workers = 4, js.depth = 7, js.fanout = 4, js.capacity = 48;
-	js.work = 2000;
-	while (ok && (c = getopt_long(argc, argv, "w:d:f:c:k:qh", longs, 0)) != -1) {
+	js.work = 2000, js.payloads = 16;
+	while (ok && (c = getopt_long(argc, argv, "w:d:f:c:p:k:qh", longs, 0)) != -1) {
 		switch (c) {
 		case 'w': ok = parse_uint(optarg, 1, MAX_WORKERS, &js.workers); break;
 		case 'd': ok = parse_uint(optarg, 0, 12, &js.depth); break;
 		case 'f': ok = parse_uint(optarg, 1, 8, &js.fanout); break;
 		case 'c': ok = parse_uint(optarg, 1, 1u << 24, &js.capacity); break;
+		case 'p': ok = parse_uint(optarg, 1, 1u << 24, &js.payloads); break;
 		case 'k': ok = parse_uint(optarg, 0, 1u << 30, &js.work); break;
 		case 'q': js.quiet = true; break;
 		case 'h': usage(stdout); exit(EXIT_SUCCESS);
@@ -321,10 +416,22 @@ static int setup(void)
 {
 	struct lfp_config cfg = { .obj_size = sizeof(struct job),
 				  .capacity = js.capacity };
+	uint32_t caps[NCLASSES];
+	struct lfp_family_config fc = { .sizes = payload_classes,
+					.capacities = caps,
+					.classes = NCLASSES,
+					.name = "payloads" };
 	int err = lfp_create(&cfg, &js.pool);
 
 	if (err) {
 		fprintf(stderr, "jobs: lfp_create: %s\n", strerror(-err));
+		return -1;
+	}
+	for (unsigned c = 0; c < NCLASSES; c++)
+		caps[c] = js.payloads;
+	if ((err = lfp_family_create(&fc, &js.family))) {
+		fprintf(stderr, "jobs: lfp_family_create: %s\n",
+			strerror(-err));
 		return -1;
 	}
 	js.ring = calloc(js.capacity, sizeof(*js.ring));
@@ -349,6 +456,7 @@ static void sum_workers(struct worker *t)
 
 		t->run += w->run, t->created += w->created;
 		t->inlined += w->inlined, t->released += w->released;
+		t->payload_full += w->payload_full;
 		t->released_elsewhere += w->released_elsewhere;
 		t->stale_tries += w->stale_tries;
 		t->stale_caught += w->stale_caught, t->bad += w->bad;
@@ -363,7 +471,36 @@ static bool expect(bool cond, const char *what, uint64_t a, uint64_t b)
 	return cond;
 }
 
-/* Compare the workers' counts with the pool's and the sequential sum. */
+/* Every payload class's books: nothing live, nothing refused. */
+static bool check_payloads(const struct worker *t)
+{
+	struct lfp_family_stats fs;
+	bool ok = true;
+
+	for (uint32_t c = 0; c < lfp_family_classes(js.family); c++) {
+		struct lfp_stats cs;
+
+		lfp_stats(lfp_family_pool(js.family, c), &cs);
+		ok &= expect(cs.live == 0 && cs.rejected_frees == 0,
+			     "a payload class's live and refused releases",
+			     cs.live, cs.rejected_frees);
+	}
+	lfp_family_stats(js.family, &fs);
+	ok &= expect(fs.total.allocs == t->created &&
+			     fs.total.frees == t->created,
+		     "payloads allocated and released", fs.total.allocs,
+		     fs.total.frees);
+	ok &= expect(fs.failed_allocs == t->payload_full,
+		     "payload allocations failed vs jobs done inline for it",
+		     fs.failed_allocs, t->payload_full);
+	ok &= expect(fs.total.rejected_frees + fs.bad_sizes == 0,
+		     "refused payload releases and sizes",
+		     fs.total.rejected_frees, fs.bad_sizes);
+	return ok;
+}
+
+/* Compare the workers' counts with the pool's, the family's and the
+ * sequential sum. */
 static int check(uint64_t want)
 {
 	struct worker t;
@@ -382,22 +519,28 @@ static int check(uint64_t want)
 	ok &= expect(t.released == t.created, "jobs released vs created",
 		     t.released, t.created);
 	ok &= expect(st.live == 0, "pool's live count", st.live, 0);
-	ok &= expect(st.allocs == t.created && st.frees == t.created,
+	/* A job whose payload found its class full was released at once. */
+	ok &= expect(st.allocs == t.created + t.payload_full &&
+			     st.frees == t.created + t.payload_full,
 		     "pool's allocations and releases", st.allocs, st.frees);
 	ok &= expect(st.rejected_frees == t.stale_tries,
 		     "pool's refused releases vs stale tries",
 		     st.rejected_frees, t.stale_tries);
+	ok &= check_payloads(&t);
 	if (!js.quiet)
-		printf("%u workers, depth %u, fanout %u, pool of %u jobs\n"
+		printf("%u workers, depth %u, fanout %u, pool of %u jobs, "
+		       "%u payloads of each size\n"
 		       "  jobs run %llu (%llu released by a worker other than "
 		       "their creator)\n"
-		       "  subtrees done inline because the pool was full %llu\n"
+		       "  subtrees done inline because the pool was full %llu"
+		       " (%llu because a payload class was)\n"
 		       "  stale handles tried %llu, caught %llu\n"
 		       "  sum %llu: %s\n",
 		       js.workers, js.depth, js.fanout, js.capacity,
-		       (unsigned long long)t.run,
+		       js.payloads, (unsigned long long)t.run,
 		       (unsigned long long)t.released_elsewhere,
 		       (unsigned long long)t.inlined,
+		       (unsigned long long)t.payload_full,
 		       (unsigned long long)t.stale_tries,
 		       (unsigned long long)t.stale_caught,
 		       (unsigned long long)js.result,
@@ -431,5 +574,6 @@ int main(int argc, char **argv)
 	bad = check(subtree_sum(1, 0));
 	free(js.ring);
 	lfp_destroy(js.pool);
+	lfp_family_destroy(js.family);
 	return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -911,6 +911,213 @@ LFP_API void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
 LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 
 /*
+ * Size-class families
+ *
+ * A family is a set of pools, its classes, each holding objects of one
+ * size (32, 64, 128, ... bytes, say), for objects whose sizes vary:
+ * lfp_family_alloc takes a size and serves it from the smallest class
+ * whose objects are large enough, and lfp_family_free finds the class
+ * from the address alone, with no size argument and no header in the
+ * object. Each class is a whole pool with every guarantee of one: its
+ * implicit thread caches serve lfp_family_alloc and lfp_family_free, and
+ * lfp_family_pool hands it out for everything else (explicit caches,
+ * handles, stats, walks, reserve, trim). An object may be released
+ * either way: with lfp_family_free, or with lfp_free on its class's pool.
+ */
+
+/* The most classes a family can have. */
+#define LFP_FAMILY_MAX_CLASSES 64u
+
+/* Opaque: a family of pools (lfp_family_create). */
+struct lfp_family;
+
+/*
+ * How to build a family. Zero-initialise it and set what you need, as
+ * with struct lfp_config: the fields after classes mean what their
+ * namesakes in struct lfp_config mean, and apply to every class.
+ */
+struct lfp_family_config {
+	/* Object size of each class, > 0, strictly increasing. */
+	const size_t *sizes;
+	/* Objects each class holds, 1 .. LFP_MAX_CAPACITY. */
+	const uint32_t *capacities;
+	uint32_t classes; /* entries of sizes and capacities,
+			     1 .. LFP_FAMILY_MAX_CLASSES */
+	/* How many larger classes an allocation may try, in order of size,
+	 * when the class that fits it is exhausted (after that class's
+	 * exhaust policy gave up); 0 = none, the allocation fails. A spilled
+	 * object is an object of the larger class in every respect. */
+	uint32_t spill;
+	/* LFP_EXHAUST_GROW: the most each class may grow to, one entry per
+	 * class, each >= its capacity; required with that policy. NULL
+	 * otherwise (or each class's capacity). */
+	const uint32_t *max_capacities;
+
+	size_t align;         /* 0 = alignof(max_align_t) */
+	uint32_t flags;       /* LFP_F_* */
+	uint32_t exhaust;     /* enum lfp_exhaust; 0 = return NULL */
+	uint32_t cache_size;  /* 0 = each class's default */
+	uint32_t batch_size;  /* 0 = half the cache */
+	int (*reclaim)(struct lfp_pool *pool, void *arg);
+	uint32_t reclaim_tries;
+	void (*ctor)(void *obj, void *arg);
+	void (*on_alloc)(void *obj, void *arg);
+	void (*on_free)(void *obj, void *arg);
+	void *hook_arg;
+	/* The family's name, e.g. "jobs"; NULL = none. Each class's pool is
+	 * named after it and its size, "jobs/64" (or "64" without a name),
+	 * the family's name cut (at a UTF-8 character boundary) so that the
+	 * whole fits in LFP_NAME_MAX bytes. */
+	const char *name;
+};
+
+/*
+ * A snapshot of a family's counters (lfp_family_stats).
+ */
+struct lfp_family_stats {
+	/* Every class's lfp_stats added up field by field, the frees that
+	 * no class owned (foreign_frees) counted in rejected_frees too. An
+	 * allocation that spilled counts a failed_alloc in the classes that
+	 * were exhausted, and an alloc in the one that served it. */
+	struct lfp_stats total;
+	uint64_t spilled;       /* allocations served by a larger class
+				   than the one that fits them */
+	uint64_t failed_allocs; /* allocations that returned NULL because
+				   every class they could use was exhausted */
+	uint64_t bad_sizes;     /* allocations refused for a size of 0 or
+				   above the largest class */
+	uint64_t foreign_frees; /* lfp_family_free of a pointer no class
+				   owns (-EFAULT) */
+};
+
+/*
+ * Create a family: one pool per class, each made with lfp_create from
+ * the class's size, capacity and max_capacity and the shared fields of
+ * cfg, each mapping its own memory.
+ *
+ * Returns 0 and sets *out, or:
+ *   -EINVAL    cfg or out is NULL, sizes or capacities is NULL, classes
+ *              is 0, a size is 0 or not larger than the one before it,
+ *              max_capacities is missing with LFP_EXHAUST_GROW, or a
+ *              class's lfp_create refused its configuration (see there);
+ *   -E2BIG     classes > LFP_FAMILY_MAX_CLASSES;
+ *   any other error of lfp_create (-EOVERFLOW, -ENOMEM, -EAGAIN,
+ *   -ENOTSUP), of the first class that failed.
+ * On error no pool is left behind and *out is unchanged.
+ * Thread safety: any thread. Progress: blocking (maps memory).
+ */
+LFP_API int lfp_family_create(const struct lfp_family_config *cfg,
+			      struct lfp_family **out);
+
+/*
+ * Destroy a family: lfp_destroy on every class's pool (with everything
+ * that says about live objects, explicit caches and deferred releases),
+ * then the family itself. NULL is ignored.
+ * Thread safety: no other thread may use the family or its pools during
+ * or after the call. Progress: blocking (as lfp_destroy).
+ */
+LFP_API void lfp_family_destroy(struct lfp_family *fam);
+
+/*
+ * Allocate an object of at least size bytes from the smallest class whose
+ * objects are that large (lfp_alloc on its pool, through the calling
+ * thread's cache for it). If that class is exhausted and cfg.spill allows,
+ * the next larger classes are tried in turn. The object's contents are
+ * unspecified, and it is aligned to the family's align.
+ *
+ * Returns the object, or NULL if every class it may come from is
+ * exhausted, or if fam is NULL, size is 0 or size is larger than the
+ * largest class (counted in bad_sizes; lfp_family_class tells these
+ * apart: it returns -EINVAL or -ERANGE for them).
+ * Thread safety: any thread, concurrently with any call but
+ * lfp_family_destroy. Progress: as lfp_alloc, once per class tried; the
+ * class is found in O(log classes).
+ */
+LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
+
+/*
+ * Release an object of any class of the family, by any thread. The class
+ * is found from the address alone, in O(log classes): the classes' object
+ * regions are kept sorted by address, and the one that may hold obj
+ * must own it (lfp_owns).
+ *
+ * Returns 0, or, leaving every count unchanged but rejected_frees (of the
+ * class, or the family's foreign_frees):
+ *   -EINVAL   fam or obj is NULL, or obj points inside an object of a
+ *             class but not to its start;
+ *   -EFAULT   obj is not in the object memory of any class: a pointer of
+ *             another family or pool, or of no pool, or into the part of
+ *             a growable class it has not grown into yet (which lfp_owns
+ *             does not count as the class's);
+ *   -EALREADY obj is already free (a double release), or was never
+ *             allocated.
+ * Double releases that race are caught as lfp_free catches them.
+ * Thread safety: any thread, concurrently with any call but
+ * lfp_family_destroy. Progress: lock-free.
+ */
+LFP_API int lfp_family_free(struct lfp_family *fam, void *obj);
+
+/*
+ * The number of classes of the family (cfg.classes), 0 if fam is NULL.
+ * Thread safety: any thread. Progress: wait-free.
+ */
+LFP_API uint32_t lfp_family_classes(const struct lfp_family *fam);
+
+/*
+ * The pool of class i (0 = the smallest), for the per-class calls: its
+ * explicit caches, handles, stats, walks, lfp_reserve, lfp_trim. The pool
+ * belongs to the family: lfp_family_destroy destroys it, and it must not
+ * be destroyed by itself.
+ *
+ * Returns the pool, or NULL if fam is NULL or i >= lfp_family_classes.
+ * Thread safety: any thread. Progress: wait-free.
+ */
+LFP_API struct lfp_pool *lfp_family_pool(const struct lfp_family *fam,
+					 uint32_t i);
+
+/*
+ * The object size of class i, cfg.sizes[i] (objects of the class are
+ * that large at least).
+ *
+ * Returns the size, or 0 if fam is NULL or i >= lfp_family_classes.
+ * Thread safety: any thread. Progress: wait-free.
+ */
+LFP_API size_t lfp_family_class_size(const struct lfp_family *fam,
+				     uint32_t i);
+
+/*
+ * The class lfp_family_alloc serves size from first: the smallest whose
+ * objects hold size bytes. With it a worker can keep an explicit cache
+ * per class and allocate through the right one.
+ *
+ * Returns the class index, or -EINVAL if fam is NULL or size is 0, or
+ * -ERANGE if size is larger than the largest class.
+ * Thread safety: any thread. Progress: wait-free, O(log classes).
+ */
+LFP_API int lfp_family_class(const struct lfp_family *fam, size_t size);
+
+/*
+ * The class whose object memory holds obj (live or free), found as
+ * lfp_family_free finds it: to release into that class's explicit cache,
+ * or to take its handle.
+ *
+ * Returns the class index, or -EINVAL if fam or obj is NULL, or -EFAULT
+ * if obj is in the object memory of no class.
+ * Thread safety: any thread. Progress: wait-free, O(log classes).
+ */
+LFP_API int lfp_family_class_of(const struct lfp_family *fam,
+				const void *obj);
+
+/*
+ * Fill *out with a snapshot of the family's counters (see struct
+ * lfp_family_stats): lfp_stats of each class, added up, and the family's
+ * own. Exact when no other thread uses the family; otherwise each field
+ * is a recent value. Does nothing if fam or out is NULL.
+ * Thread safety: any thread, concurrently with any call but
+ * lfp_family_destroy. Progress: wait-free, O(classes and their caches).
+ */
+LFP_API void lfp_family_stats(const struct lfp_family *fam,
+			      struct lfp_family_stats *out);
  * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
  * lfp_alloc and lfp_free are macros over the static inline functions
  * below, so the common case (the cache has a slot, or room for one)
