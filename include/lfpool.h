@@ -328,14 +328,16 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
 LFP_API int lfp_free(struct lfp_pool *pool, void *obj);
 
 /*
- * Allocate up to n objects into objs[0..n). Returns how many were taken
- * (fewer than n only if the pool ran out), 0 if pool or objs is NULL.
+ * Allocate up to n objects into objs[0..n), through the calling thread's
+ * cache as lfp_cache_alloc_bulk does. Returns how many were taken (fewer
+ * than n only if the pool ran out), 0 if pool or objs is NULL.
  * Thread safety and progress: as lfp_alloc.
  */
 LFP_API size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n);
 
 /*
- * Release objs[0..n) as lfp_free would. Returns how many were released;
+ * Release objs[0..n) as lfp_free would, through the calling thread's
+ * cache as lfp_cache_free_bulk does. Returns how many were released;
  * objects lfp_free would reject are skipped and stay as they were.
  * Thread safety and progress: as lfp_free.
  */
@@ -386,6 +388,29 @@ LFP_API void *lfp_cache_alloc(struct lfp_cache *cache);
  * Thread safety: the cache's thread. Progress: lock-free.
  */
 LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
+
+/*
+ * Allocate up to n objects through the cache into objs[0..n), moving
+ * whole runs of slots between the cache and the pool (a magazine per
+ * exchange) rather than one slot per call: the bulk counterpart of
+ * lfp_cache_alloc, for a worker that spawns many objects at once.
+ * Returns how many were taken (fewer than n only if the pool ran out, as
+ * lfp_cache_alloc would return NULL), 0 if cache or objs is NULL or n is 0.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_alloc.
+ */
+LFP_API size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs,
+				    size_t n);
+
+/*
+ * Release objs[0..n) into the cache, each checked as lfp_cache_free
+ * checks it; the accepted ones go into the cache in runs, the colder
+ * magazines out to the pool as it fills. Returns how many were released;
+ * objects lfp_cache_free would reject are skipped, stay as they were and
+ * count in rejected_frees. 0 if cache or objs is NULL or n is 0.
+ * Thread safety: the cache's thread. Progress: lock-free.
+ */
+LFP_API size_t lfp_cache_free_bulk(struct lfp_cache *cache,
+				   void *const *objs, size_t n);
 
 /*
  * Give every cached slot back to the shared free list (before a worker
@@ -1118,6 +1143,8 @@ LFP_API int lfp_family_class_of(const struct lfp_family *fam,
  */
 LFP_API void lfp_family_stats(const struct lfp_family *fam,
 			      struct lfp_family_stats *out);
+
+/*
  * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
  * lfp_alloc and lfp_free are macros over the static inline functions
  * below, so the common case (the cache has a slot, or room for one)

@@ -847,6 +847,126 @@ int lfp_cache_free(struct lfp_cache *cache, void *obj)
 	return lfpi_cache_free_inline(cache, obj);
 }
 
+/*
+ * Pop up to n slots into objs (as indices, for now) inside one operation,
+ * refilling once if the cache is empty. Returns how many; 0 also when a
+ * thief's request is pending, which the single path answers.
+ */
+static size_t cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
+			    bool *refilled)
+{
+	uint32_t ctl = cache_enter(c), cnt, k = 0;
+
+	*refilled = false;
+	if (!(ctl & CACHE_ASKS)) {
+		cnt = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		if (!cnt && (cnt = cache_refill(c)))
+			*refilled = true;
+		k = cnt < n ? cnt : (uint32_t)n;
+		for (uint32_t i = 0; i < k; i++)
+			objs[i] = (void *)(uintptr_t)atomic_load_explicit(
+				&c->slots[cnt - 1 - i], memory_order_relaxed);
+		atomic_store_explicit(&c->hot.count, cnt - k, memory_order_relaxed);
+	}
+	cache_leave(c);
+	return k;
+}
+
+size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
+{
+	size_t got = 0, k;
+	bool refilled;
+	void *obj;
+
+	if (!cache || !objs)
+		return 0;
+	while (got < n && (k = cache_pop_run(cache, objs + got, n - got,
+					     &refilled))) {
+		/* Outside the operation: the hooks may call back in. */
+		for (size_t i = got; i < got + k; i++)
+			objs[i] = lfpi_hand_out(cache->pool,
+						(uint32_t)(uintptr_t)objs[i]);
+		got += k;
+		lfpi_cache_count(&cache->hot.allocs, k);
+		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
+	}
+	/* The rest, if any, the way single allocations go: stealing,
+	 * waiting, the exhaustion policy. */
+	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
+		objs[got++] = obj;
+	return got;
+}
+
+/* Put idx[0..n), marked free, into the cache in one operation, sending
+ * cold magazines out as it fills; or onto the free list as one chain if
+ * a thief's request is pending. */
+static void cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
+{
+	uint32_t ctl = cache_enter(c) & CACHE_ASKS, cnt, retries = 0;
+	struct lfp_pool *pool = c->pool;
+
+	if (ctl == LFPI_CTL_FLUSH)
+		cache_answer_flush(c, &retries);
+	if (!ctl) {
+		cnt = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		for (uint32_t i = 0; i < n; i++) {
+			if (cnt == c->hot.size)
+				cnt = cache_flush_cold(c, cnt);
+			atomic_store_explicit(&c->slots[cnt++], idx[i],
+					      memory_order_relaxed);
+		}
+		atomic_store_explicit(&c->hot.count, cnt, memory_order_relaxed);
+		cache_leave(c);
+	} else {
+		cache_leave(c);
+		for (uint32_t i = 0; i + 1 < n; i++)
+			atomic_store_explicit(&pool->slots[idx[i]].next,
+					      idx[i + 1], memory_order_relaxed);
+		retries += lfpi_stack_push(&pool->free, idx[0], idx[n - 1]);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	lfpi_cache_count(&c->hot.frees, n);
+}
+
+#define CACHE_RUN 64
+
+size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
+			   size_t n)
+{
+	uint32_t run[CACHE_RUN], k = 0, idx;
+	size_t done = 0;
+	int err;
+
+	if (!cache || !objs)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		/* The checks (and on_free) of lfp_cache_free, outside the
+		 * operation. */
+		err = 0;
+		if (cache->quirks)
+			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
+		else if (!objs[i])
+			idx = LFPI_NIL, err = -EINVAL;
+		else if ((idx = lfpi_slot_of(cache->pool, objs[i], &err)) !=
+				 LFPI_NIL &&
+			 (err = lfpi_mark_free(cache->pool, idx, false, 0)))
+			idx = LFPI_NIL;
+		if (idx == LFPI_NIL) {
+			lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+			continue;
+		}
+		run[k++] = idx;
+		if (k == CACHE_RUN) {
+			cache_put_run(cache, run, k);
+			done += k;
+			k = 0;
+		}
+	}
+	if (k)
+		cache_put_run(cache, run, k);
+	return done + k;
+}
+
 void lfp_cache_flush(struct lfp_cache *cache)
 {
 	if (cache)

@@ -372,20 +372,30 @@ int lfp_free(struct lfp_pool *pool, void *obj)
 
 size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n)
 {
+	struct lfp_cache *c;
 	size_t i;
 	void *obj;
 
-	for (i = 0; objs && i < n && (obj = lfp_alloc(pool)); i++)
+	if (!pool || !objs)
+		return 0;
+	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
+		return lfp_cache_alloc_bulk(c, objs, n);
+	for (i = 0; i < n && (obj = pool_alloc_shared(pool)); i++)
 		objs[i] = obj;
 	return i;
 }
 
 size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
 {
+	struct lfp_cache *c;
 	size_t done = 0;
 
-	for (size_t i = 0; objs && i < n; i++)
-		done += lfp_free(pool, objs[i]) == 0;
+	if (!pool || !objs)
+		return 0;
+	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
+		return lfp_cache_free_bulk(c, objs, n);
+	for (size_t i = 0; i < n; i++)
+		done += pool_free_shared(pool, objs[i]) == 0;
 	return done;
 }
 
