@@ -42,6 +42,7 @@ typedef void (*bench_fn)(struct bench_worker *w);
 /* Contender flags. */
 #define CT_LOCAL_ONLY 1u /* cannot release another thread's objects */
 #define CT_PRELOAD 2u    /* malloc replaced by LD_PRELOAD in a child */
+#define CT_OPTIONAL 4u   /* runs only when named in --contenders */
 
 struct bench_contender {
 	const char *name;  /* column name and command-line id */
@@ -103,9 +104,39 @@ struct bench_result {
 	uint64_t overflows;/* particle mailbox overflows (see above) */
 };
 
-/* The whole measurement: what ran, and every repetition of every cell. */
-#define BENCH_NCT 11
 #define BENCH_MAX_REPS 15
+
+/*
+ * Single-threaded measurements of the bulk calls against the single ones
+ * (micro.c), in ns per handle or per object: lfp_resolve_bulk against
+ * lfp_resolve in a loop, over handles in allocation order and shuffled,
+ * on a pool of 148,000 and of 1,000,000 objects (and of 1,000,000 made
+ * with LFP_F_HUGEPAGE); lfp_alloc_bulk/lfp_free_bulk against as many
+ * lfp_alloc/lfp_free.
+ */
+enum bench_micro {
+	MB_RES_S_ORDER_LOOP,
+	MB_RES_S_ORDER_BULK,
+	MB_RES_S_SHUF_LOOP,
+	MB_RES_S_SHUF_BULK,
+	MB_RES_L_ORDER_LOOP,
+	MB_RES_L_ORDER_BULK,
+	MB_RES_L_SHUF_LOOP,
+	MB_RES_L_SHUF_BULK,
+	MB_RES_H_SHUF_LOOP,
+	MB_RES_H_SHUF_BULK,
+	MB_ALLOC_SINGLE,
+	MB_ALLOC_BULK,
+	MB_COUNT
+};
+
+struct bench_micro_cell {
+	unsigned n;
+	double ns[BENCH_MAX_REPS];
+};
+
+/* The whole measurement: what ran, and every repetition of every cell. */
+#define BENCH_NCT 12
 #define BENCH_MAX_TCOUNTS 4
 
 struct bench_cell {
@@ -132,6 +163,7 @@ struct bench_table {
 	long ncpu;
 	double seconds;
 	struct bench_cell cell[BENCH_NCT][WL_COUNT][BENCH_MAX_TCOUNTS];
+	struct bench_micro_cell micro[MB_COUNT];
 };
 
 /* report.c */
@@ -147,6 +179,12 @@ int bench_load(struct bench_table *t,
 extern const char *const bench_wl_name[WL_COUNT];
 extern const char *const bench_wl_label[WL_COUNT];
 bool bench_wl_local(enum bench_workload wl); /* objects stay with a thread */
+
+/* micro.c */
+extern const char *const bench_micro_name[MB_COUNT];
+extern const char *const bench_micro_label[MB_COUNT];
+/* Measure every row reps times, the rows in turns; 0 or -1. */
+int bench_micro_run(struct bench_table *t, unsigned reps);
 
 /* run.c */
 int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
@@ -178,6 +216,7 @@ extern const struct bench_contender bench_mutex;
 extern const struct bench_contender bench_lfp_bare;
 extern const struct bench_contender bench_lfp_implicit;
 extern const struct bench_contender bench_lfp_explicit;
+extern const struct bench_contender bench_lfp_huge;
 
 /* main.c: print per-run details from the contenders (--verbose) */
 extern int bench_verbose;
@@ -188,6 +227,9 @@ void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
 /* c_malloc.c: which malloc this process really calls */
 const char *bench_malloc_origin(void);
 bool bench_malloc_is_glibc(void);
+
+/* A field of /proc/self/smaps_rollup in kB (e.g. "AnonHugePages"), or -1. */
+long bench_rollup_kb(const char *key);
 
 /* A memory region for the simple pools, mapped per run. */
 void *bench_map(size_t size);

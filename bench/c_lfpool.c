@@ -2,7 +2,8 @@
  * lfpool in its three modes, each on a fresh pool per run:
  * - bare: the shared lock-free stack alone (LFP_F_NO_CACHE);
  * - implicit: lfp_alloc/lfp_free through the per-thread cache;
- * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free.
+ * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free;
+ * - huge: explicit, on a pool made with LFP_F_HUGEPAGE.
  * After each run the pool's counters must show every object back and no
  * release refused.
  */
@@ -85,6 +86,9 @@ static int lfpb_teardown(void)
 			(unsigned long long)s.rejected_frees);
 	if (bench_verbose || bad)
 		lfpb_print(&s);
+	if (bench_verbose)
+		fprintf(stderr, "  AnonHugePages of the process: %ld kB\n",
+			bench_rollup_kb("AnonHugePages"));
 	lfp_destroy(lfpb_pool);
 	lfpb_pool = NULL;
 	return bad;
@@ -131,6 +135,12 @@ static int lfpb_setup_cached(unsigned nthreads)
 	return lfpb_create(LFP_F_NONE);
 }
 
+static int lfpb_setup_huge(unsigned nthreads)
+{
+	(void)nthreads;
+	return lfpb_create(LFP_F_HUGEPAGE);
+}
+
 static void *lfpb_cache_enter(unsigned tid)
 {
 	(void)tid;
@@ -173,6 +183,19 @@ const struct bench_contender bench_lfp_explicit = {
 		 "lfp_cache_free)",
 	.init = lfpb_init,
 	.setup = lfpb_setup_cached,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_cache_enter,
+	.leave = lfpb_cache_leave,
+	.fns = lfpc_fns,
+};
+
+const struct bench_contender bench_lfp_huge = {
+	.name = "lfp_huge",
+	.label = "lfp_explicit on a pool made with LFP_F_HUGEPAGE (only when "
+		 "named in --contenders)",
+	.flags = CT_OPTIONAL,
+	.init = lfpb_init,
+	.setup = lfpb_setup_huge,
 	.teardown = lfpb_teardown,
 	.enter = lfpb_cache_enter,
 	.leave = lfpb_cache_leave,

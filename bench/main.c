@@ -32,7 +32,7 @@ static const struct bench_contender *const main_all[BENCH_NCT] = {
 	&bench_local,   &bench_lfp_explicit, &bench_lfp_implicit,
 	&bench_lfp_bare, &bench_glibc,       &bench_mimalloc,
 	&bench_jemalloc, &bench_tcmalloc,    &bench_ck,
-	&bench_urcu,    &bench_mutex,
+	&bench_urcu,    &bench_mutex,        &bench_lfp_huge,
 };
 
 struct main_opts {
@@ -40,6 +40,7 @@ struct main_opts {
 	unsigned threads[BENCH_MAX_TCOUNTS], ntc;
 	bool wl_on[WL_COUNT];
 	bool ct_on[BENCH_NCT];
+	bool micro_only, no_micro;
 	const char *jemalloc, *tcmalloc, *out, *from;
 	unsigned lfp_cache_size, lfp_batch_size;
 	/* --child */
@@ -62,7 +63,9 @@ static void main_usage(FILE *f)
 		"  --contenders LIST    from: local,lfp_explicit,lfp_implicit,"
 		"lfp_bare,glibc,\n"
 		"                       mimalloc,jemalloc,tcmalloc,ck_stack,"
-		"urcu_lfs,mutex\n"
+		"urcu_lfs,mutex,\n"
+		"                       lfp_huge (LFP_F_HUGEPAGE; only when "
+		"named here)\n"
 		"  --jemalloc PATH      libjemalloc.so to LD_PRELOAD for its row\n"
 		"  --tcmalloc PATH      libtcmalloc.so to LD_PRELOAD for its row\n"
 		"  --out DIR            where results.md, raw.tsv and the plot "
@@ -73,6 +76,11 @@ static void main_usage(FILE *f)
 		"  --lfp-batch-size N   lfp_config.batch_size (default 0)\n"
 		"  --from FILE          no measuring: rewrite the report from "
 		"a raw.tsv\n"
+		"  --micro              only the bulk-call measurements "
+		"(lfp_resolve_bulk,\n"
+		"                       lfp_alloc_bulk/lfp_free_bulk against "
+		"single calls; seconds)\n"
+		"  --no-micro           leave them out\n"
 		"  --verbose            per-run details on stderr\n");
 }
 
@@ -148,7 +156,7 @@ static unsigned main_num(const char *arg, unsigned lo, unsigned hi)
 
 enum { OPT_QUICK = 256, OPT_REPS, OPT_TIME, OPT_WARM, OPT_THREADS, OPT_WL,
        OPT_CT, OPT_JE, OPT_TC, OPT_OUT, OPT_VERBOSE, OPT_CHILD, OPT_HELP,
-       OPT_CACHE, OPT_BATCH, OPT_FROM };
+       OPT_CACHE, OPT_BATCH, OPT_FROM, OPT_MICRO, OPT_NO_MICRO };
 
 static const struct option main_longopts[] = {
 	{ "quick", no_argument, NULL, OPT_QUICK },
@@ -167,6 +175,8 @@ static const struct option main_longopts[] = {
 	{ "lfp-cache-size", required_argument, NULL, OPT_CACHE },
 	{ "lfp-batch-size", required_argument, NULL, OPT_BATCH },
 	{ "from", required_argument, NULL, OPT_FROM },
+	{ "micro", no_argument, NULL, OPT_MICRO },
+	{ "no-micro", no_argument, NULL, OPT_NO_MICRO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -199,6 +209,12 @@ static bool main_opt_measure(int c, const char *arg, struct main_opts *o)
 		return true;
 	case OPT_BATCH:
 		o->lfp_batch_size = main_num(arg, 0, 1u << 20);
+		return true;
+	case OPT_MICRO:
+		o->micro_only = true;
+		return true;
+	case OPT_NO_MICRO:
+		o->no_micro = true;
 		return true;
 	}
 	return false;
@@ -242,7 +258,7 @@ static void main_parse(int argc, char **argv, struct main_opts *o)
 	for (int i = 0; i < WL_COUNT; i++)
 		o->wl_on[i] = true;
 	for (int i = 0; i < BENCH_NCT; i++)
-		o->ct_on[i] = true;
+		o->ct_on[i] = !(main_all[i]->flags & CT_OPTIONAL);
 	while ((c = getopt_long(argc, argv, "", main_longopts, NULL)) != -1)
 		if (!main_opt(c, optarg, o)) {
 			main_usage(stderr);
@@ -509,8 +525,13 @@ int main(int argc, char **argv)
 		return bench_load(&table, main_all, o.from) ||
 			       bench_report(&table, o.out) ? 1 : 0;
 	main_setup(&o, &table);
+	if (o.micro_only)
+		for (int wl = 0; wl < WL_COUNT; wl++)
+			table.wl_on[wl] = false;
 	main_estimate(&table);
 	main_measure(&o, &table);
+	if (!o.no_micro && bench_micro_run(&table, o.reps))
+		return 1;
 	main_line("/proc/loadavg", NULL, table.load_after,
 		  sizeof(table.load_after));
 	if (!bench_malloc_is_glibc())

@@ -19,6 +19,7 @@ set linetype 8 lc rgb "#17becf" lw 1.5 dt 1 pt 10
 set linetype 9 lc rgb "#7f7f7f" lw 1.5 dt 4 pt 12
 set linetype 10 lc rgb "#bcbd22" lw 1.5 dt 4 pt 14
 set linetype 11 lc rgb "#555555" lw 1.5 dt 3 pt 3
+set linetype 12 lc rgb "#e377c2" lw 3 dt 1 pt 11
 
 set datafile missing "?"
 set logscale x 2

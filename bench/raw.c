@@ -24,6 +24,10 @@ static void raw_meta(FILE *f, const struct bench_table *t)
 				t->avail[ci] ? "preload" : "unavailable",
 				t->ct[ci]->name,
 				t->avail[ci] ? t->preload[ci] : t->why[ci]);
+	for (int m = 0; m < MB_COUNT; m++)
+		for (unsigned r = 0; r < t->micro[m].n; r++)
+			fprintf(f, "#micro\t%s\t%u\t%.3f\n",
+				bench_micro_name[m], r, t->micro[m].ns[r]);
 }
 
 int bench_raw_write(const struct bench_table *t, const char *path)
@@ -83,6 +87,23 @@ static void raw_meta_line(struct bench_table *t, char *key, char *val)
 		t->lfp_cache_size = (unsigned)strtoul(val, NULL, 10);
 	else if (!strcmp(key, "lfp_batch_size"))
 		t->lfp_batch_size = (unsigned)strtoul(val, NULL, 10);
+}
+
+/* "#micro NAME REP NS": one repetition of a bulk-call row. */
+static void raw_micro_line(struct bench_table *t, const char *key,
+			   const char *val)
+{
+	char name[64];
+	unsigned rep;
+	double ns;
+
+	if (strcmp(key, "micro") ||
+	    sscanf(val, "%63s %u %lf", name, &rep, &ns) != 3)
+		return;
+	for (int m = 0; m < MB_COUNT; m++)
+		if (!strcmp(name, bench_micro_name[m]) &&
+		    t->micro[m].n < BENCH_MAX_REPS)
+			t->micro[m].ns[t->micro[m].n++] = ns;
 }
 
 /* "#preload NAME PATH" or "#unavailable NAME WHY". */
@@ -175,6 +196,7 @@ int bench_load(struct bench_table *t,
 		if (line[0] == '#' && (tab = strchr(line, '\t'))) {
 			*tab = 0;
 			raw_meta_line(t, line + 1, tab + 1);
+			raw_micro_line(t, line + 1, tab + 1);
 			raw_contender_line(t, line + 1, tab + 1);
 		} else if (strncmp(line, "contender\t", 10)) {
 			err = raw_data_line(t, names, line);

@@ -411,6 +411,46 @@ static void report_header(FILE *f, const struct bench_table *t)
 		t->seconds);
 }
 
+static double report_micro_median(const struct bench_micro_cell *c)
+{
+	double v[BENCH_MAX_REPS];
+
+	if (!c->n)
+		return NAN;
+	memcpy(v, c->ns, sizeof(double) * c->n);
+	qsort(v, c->n, sizeof(double), report_cmp);
+	return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
+}
+
+/* The bulk calls against the single ones: pairs of rows, single first. */
+static void report_micro(FILE *f, const struct bench_table *t)
+{
+	unsigned n = 0;
+
+	for (int m = 0; m < MB_COUNT; m++)
+		n = t->micro[m].n > n ? t->micro[m].n : n;
+	if (!n)
+		return;
+	fprintf(f, "\n## Bulk calls\n\nOne thread, CPU ns per handle "
+		   "(resolve rows) or per object allocated and released "
+		   "(alloc rows), medians of %u; ratio = the single call's "
+		   "row over this one.\n\n| row | what | ns | ratio |\n"
+		   "|---|---|---:|---:|\n", n);
+	for (int m = 0; m < MB_COUNT; m++) {
+		double v = report_micro_median(&t->micro[m]);
+		double single = report_micro_median(&t->micro[m & ~1]);
+
+		fprintf(f, "| %s | %s", bench_micro_name[m],
+			bench_micro_label[m]);
+		report_num(f, v, "%.2f");
+		if (m & 1)
+			report_num(f, single / v, "%.2fx");
+		else
+			fputs(" | ", f);
+		fputs(" |\n", f);
+	}
+}
+
 static int report_md(const struct bench_table *t, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -424,6 +464,7 @@ static int report_md(const struct bench_table *t, const char *path)
 		if (t->wl_on[wl])
 			report_workload(f, t, wl);
 	report_targets_md(f, t);
+	report_micro(f, t);
 	return fclose(f);
 }
 

@@ -50,6 +50,21 @@ void *bench_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+long bench_rollup_kb(const char *key)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	size_t klen = strlen(key);
+	char line[256];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtol(line + klen + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
 void bench_unmap(void *p, size_t size)
 {
 	if (p)

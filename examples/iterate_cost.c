@@ -13,11 +13,17 @@
  * Also the cost of one lfp_alloc + lfp_free pair, and of the two atomic
  * read-modify-writes a live bitmap would add to that pair.
  *
+ * With -H it compares instead the walk over a pool made with
+ * LFP_F_HUGEPAGE and over one without (medians of --reps walks taken in
+ * turns), and says how much of the process is on huge pages
+ * (AnonHugePages in /proc/self/smaps_rollup) once both pools are full.
+ *
  * Single-threaded; numbers are for comparing on one machine, not absolute.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +87,11 @@ struct result {
 };
 
 /* A pool of n bodies, pct percent of them live at random slots. */
-static struct lfp_pool *make_pool(uint32_t n, unsigned pct, uint64_t *live)
+static struct lfp_pool *make_pool(uint32_t n, unsigned pct, uint64_t *live,
+				  uint32_t flags)
 {
 	struct lfp_config cfg = { .obj_size = sizeof(struct body),
-				  .capacity = n };
+				  .capacity = n, .flags = flags };
 	struct lfp_pool *pool;
 	uint64_t seed = 12345;
 
@@ -107,7 +114,7 @@ static struct lfp_pool *make_pool(uint32_t n, unsigned pct, uint64_t *live)
 static int measure(uint32_t n, unsigned pct, int reps, struct result *r)
 {
 	uint64_t live, count;
-	struct lfp_pool *pool = make_pool(n, pct, &live);
+	struct lfp_pool *pool = make_pool(n, pct, &live, 0);
 	struct body *arr = calloc(n, sizeof(*arr));
 	double t;
 
@@ -175,27 +182,111 @@ static void hot_path(int reps, double *pair, double *bitmap)
 	lfp_destroy(pool);
 }
 
+/* A field of /proc/self/smaps_rollup in kB; -1 if there is none. */
+static long rollup_kb(const char *key)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	size_t klen = strlen(key);
+	char line[256];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtol(line + klen + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One walk of pool, in ns per live object; -1 if it missed one. */
+static double walk_once(struct lfp_pool *pool, uint64_t live)
+{
+	uint64_t count = 0;
+	double t = now_ns();
+
+	lfp_foreach(pool, step_cb, &count);
+	t = now_ns() - t;
+	return count == live ? t / (double)live : -1;
+}
+
+/* The walk with and without LFP_F_HUGEPAGE, taken in turns. */
+static int measure_huge(uint32_t n, unsigned pct, int reps)
+{
+	double *plain = calloc((size_t)reps, sizeof(double));
+	double *huge = calloc((size_t)reps, sizeof(double));
+	uint64_t live_p, live_h;
+	long before = rollup_kb("AnonHugePages"), after;
+	struct lfp_pool *p = make_pool(n, pct, &live_p, 0);
+	struct lfp_pool *h = make_pool(n, pct, &live_h, LFP_F_HUGEPAGE);
+
+	if (!plain || !huge || !p || !h)
+		return -1;
+	after = rollup_kb("AnonHugePages");
+	for (int i = 0; i < reps; i++) {
+		plain[i] = walk_once(p, live_p);
+		huge[i] = walk_once(h, live_h);
+		if (plain[i] < 0 || huge[i] < 0) {
+			fprintf(stderr, "a walk missed live objects\n");
+			return -1;
+		}
+	}
+	printf("%8u%% %9.2f %9.2f %8.2fx %14ld\n", pct, median(plain, reps),
+	       median(huge, reps), median(plain, reps) / median(huge, reps),
+	       after - before);
+	lfp_destroy(p);
+	lfp_destroy(h);
+	free(plain);
+	free(huge);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned pcts[] = { 10, 50, 90, 100 };
 	unsigned long n = 1ul << 20, reps = 5;
 	double pair, bitmap;
+	bool hugepage = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:h")) != -1) {
-		if (c == 'n')
+	while ((c = getopt(argc, argv, "n:r:Hh")) != -1) {
+		if (c == 'H')
+			hugepage = true;
+		else if (c == 'n')
 			n = strtoul(optarg, NULL, 10);
 		else if (c == 'r')
 			reps = strtoul(optarg, NULL, 10);
 		else {
 			fprintf(c == 'h' ? stdout : stderr,
-				"usage: iterate_cost [-n OBJECTS] [-r REPS]\n");
+				"usage: iterate_cost [-n OBJECTS] [-r REPS] [-H]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (n < 64 || n > LFP_MAX_CAPACITY || reps < 1 || reps > 1000) {
 		fprintf(stderr, "iterate_cost: bad -n or -r\n");
 		return 2;
+	}
+	if (hugepage) {
+		printf("%lu slots of %zu bytes, medians of %lu walks; ns per "
+		       "live object\n"
+		       "occupancy  4K pages  huge pages  4K/huge  "
+		       "AnonHugePages kB\n", n, sizeof(struct body), reps);
+		for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+			if (measure_huge((uint32_t)n, pcts[i], (int)reps))
+				return 1;
+		return 0;
 	}
 	printf("%lu slots of %zu bytes, best of %lu; ns per live object\n"
 	       "occupancy     walk  array+cb   array   walk/array+cb\n",

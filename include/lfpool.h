@@ -138,6 +138,24 @@ enum lfp_exhaust {
  */
 #define LFP_F_POISON (1u << 2)
 
+/*
+ * Ask for transparent huge pages (madvise MADV_HUGEPAGE) on the memory the
+ * pool maps for itself, and place the object region on a 2 MiB boundary so
+ * that huge pages can back it from its first byte: a walk or a random
+ * lfp_resolve over a large pool then misses the TLB far less. It is advice:
+ * where the kernel has no transparent huge pages, or has them off
+ * (/sys/kernel/mm/transparent_hugepage/enabled says [never]), or madvise
+ * fails, the pool is made all the same, on normal pages. The price: memory
+ * becomes resident 2 MiB at a time, so the first object allocated makes
+ * 2 MiB resident (metadata too, in 2 MiB steps), not one page; untouched
+ * 2 MiB stretches stay unresident, and lfp_trim still gives back idle
+ * pages, splitting the huge page that holds them. Caller-provided memory
+ * (lfp_config.memory) ignores the flag: how it is backed is the caller's
+ * choice (madvise it, or map it with MAP_HUGETLB), and lfp_memory_size
+ * is the same with and without it.
+ */
+#define LFP_F_HUGEPAGE (1u << 3)
+
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 

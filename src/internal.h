@@ -155,7 +155,12 @@ struct lfp_pool {
 
 /* slab.c: sizing, alignment, index <-> pointer, memory. */
 
-#define LFPI_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
+#define LFPI_KNOWN_FLAGS \
+	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE)
+
+/* The huge page LFP_F_HUGEPAGE aligns the object region to: the PMD size
+ * of x86-64 and of arm64 with 4 KiB pages. */
+#define LFPI_HUGE_PAGE ((size_t)2 << 20)
 
 struct lfpi_layout {
 	size_t align;     /* object alignment */
@@ -173,8 +178,16 @@ struct lfpi_layout {
 };
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
-void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
-	       size_t *map_size);
+void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
+	       void **map, size_t *map_size);
+/* The memory of a pool laid out as l, mapped (with LFP_F_HUGEPAGE in flags,
+ * advised and placed for huge pages): its base, or NULL. */
+void *lfpi_map_pool(const struct lfpi_layout *l, uint32_t flags, void **map,
+		    size_t *map_size);
+/* madvise(MADV_HUGEPAGE): 0 or -errno. A pointer so that tests can make
+ * the advice fail. */
+extern int (*lfpi_advise_huge)(void *addr, size_t len);
+int lfpi_advise_huge_madvise(void *addr, size_t len);
 size_t lfpi_page_size(void);
 /* Make [addr, addr+len) usable: 0 or -errno. A pointer so that tests can
  * inject a failure to get memory. */

@@ -175,8 +175,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		/* Header and metadata only: the objects stay untouched. */
 		memset(base + l.slots_off, 0, l.objs_off - l.slots_off);
 	} else {
-		base = lfpi_map(l.total, l.objs_off + l.initial * l.stride,
-				l.base_align, &map, &map_size);
+		base = lfpi_map_pool(&l, cfg->flags, &map, &map_size);
 		if (!base)
 			return -ENOMEM;
 	}

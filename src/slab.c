@@ -117,15 +117,17 @@ int lfpi_commit_mprotect(void *addr, size_t len)
 int (*lfpi_commit)(void *addr, size_t len) = lfpi_commit_mprotect;
 
 /*
- * Map size bytes aligned to align, of which the first `commit` are usable
- * and the rest only reserved (PROT_NONE: no memory is committed for it
- * until the pool grows into it, see grow.c). Anonymous mappings are
- * zero-filled and resident only once touched, which is what makes a large
- * pool cheap until it is used. Alignment beyond a page is had by mapping
- * extra and skipping to the boundary.
+ * Map size bytes such that base + at is aligned to align (at is a multiple
+ * of the alignment the block itself needs, so base keeps that too), of
+ * which the first `commit` are usable and the rest only reserved
+ * (PROT_NONE: no memory is committed for it until the pool grows into it,
+ * see grow.c). Anonymous mappings are zero-filled and resident only once
+ * touched, which is what makes a large pool cheap until it is used.
+ * Alignment beyond a page is had by mapping extra and skipping to the
+ * boundary.
  */
-void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
-	       size_t *map_size)
+void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
+	       void **map, size_t *map_size)
 {
 	size_t page = lfpi_page_size();
 	size_t len, extra = align > page ? align : 0;
@@ -138,7 +140,8 @@ void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	base = ((uintptr_t)p + extra) & ~(uintptr_t)(extra ? align - 1 : 0);
+	base = extra ? (((uintptr_t)p + at + align - 1) & ~(uintptr_t)(align - 1)) - at
+		     : (uintptr_t)p;
 	if (commit < size &&
 	    lfpi_commit(p, (base - (uintptr_t)p + commit + page - 1) & ~(page - 1))) {
 		munmap(p, len);
@@ -147,6 +150,53 @@ void *lfpi_map(size_t size, size_t commit, size_t align, void **map,
 	*map = p;
 	*map_size = len;
 	return (void *)base;
+}
+
+int lfpi_advise_huge_madvise(void *addr, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	return madvise(addr, len, MADV_HUGEPAGE) ? -errno : 0;
+#else
+	(void)addr;
+	(void)len;
+	return -ENOTSUP;
+#endif
+}
+
+int (*lfpi_advise_huge)(void *addr, size_t len) = lfpi_advise_huge_madvise;
+
+/*
+ * With LFP_F_HUGEPAGE the object region starts on a huge-page boundary
+ * and the mapping reaches to the end of the huge page that holds the last
+ * object: a huge page can back only a stretch that is aligned and wholly
+ * inside the mapping. The whole mapping is advised (the metadata is
+ * walked beside the objects); the advice is applied to the reserved tail
+ * of a growable pool too, which keeps it when grow.c commits it. A failed
+ * madvise (no THP in this kernel) leaves the pool on normal pages: the
+ * flag is a hint, so creation does not fail for it.
+ */
+void *lfpi_map_pool(const struct lfpi_layout *l, uint32_t flags, void **map,
+		    size_t *map_size)
+{
+	size_t commit = l->objs_off + (size_t)l->initial * l->stride;
+	size_t size = l->total, align = l->base_align, at = 0;
+	void *base;
+
+	if ((flags & LFP_F_HUGEPAGE) && l->base_align < LFPI_HUGE_PAGE) {
+		align = LFPI_HUGE_PAGE;
+		at = l->objs_off;
+		if (!slab_round_up(l->total - at, LFPI_HUGE_PAGE, &size) ||
+		    __builtin_add_overflow(size, at, &size))
+			return NULL;
+	}
+	/* All of it usable unless the pool may grow: a PROT_NONE tail would
+	 * split the last huge page's stretch off into a mapping of its own. */
+	if (l->initial == l->slots)
+		commit = size;
+	base = lfpi_map(size, commit, align, at, map, map_size);
+	if (base && (flags & LFP_F_HUGEPAGE))
+		(void)lfpi_advise_huge(*map, *map_size);
+	return base;
 }
 
 void lfpi_unmap(void *map, size_t map_size)

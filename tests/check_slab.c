@@ -2,8 +2,17 @@
 #include <errno.h>
 #include <stdalign.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "testutil.h"
+
+/*
+ * What README.md ("### Memory") says a pool costs beside its objects. The
+ * test below holds lfp_memory_size and the README to these numbers, so a
+ * change to the metadata or the header fails here until both agree.
+ */
+#define DOC_META_PER_SLOT 16u /* bytes of metadata per slot */
+#define DOC_HEADER 2496u      /* bytes of the fixed header */
 
 static int try_create(struct lfp_config cfg)
 {
@@ -193,6 +202,204 @@ START_TEST(caller_memory)
 }
 END_TEST
 
+/* n as README.md writes it: 80,002,496. */
+static const char *with_commas(size_t n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd = (size_t)snprintf(digits, sizeof(digits), "%zu", n), o = 0;
+
+	for (size_t i = 0; i < nd && o + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/*
+ * The overhead README.md states: per slot, lfp_memory_size grows by the
+ * stride plus DOC_META_PER_SLOT, and the rest is a fixed header of
+ * DOC_HEADER bytes; the README says both numbers.
+ */
+START_TEST(documented_overhead)
+{
+	struct lfp_config c = { .obj_size = 64, .capacity = 1000000 };
+	size_t one = lfp_memory_size(&c), two;
+	char want[96], num[32], *text;
+	FILE *f;
+	long len;
+
+	c.capacity = 2000000;
+	two = lfp_memory_size(&c);
+	ck_assert_uint_eq(two - one, 1000000u * (64 + DOC_META_PER_SLOT));
+	ck_assert_uint_eq(one - 1000000u * (64 + DOC_META_PER_SLOT), DOC_HEADER);
+	f = fopen(TEST_README, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", TEST_README);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)len + 1);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	snprintf(want, sizeof(want), "%u bytes of metadata per slot",
+		 DOC_META_PER_SLOT);
+	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
+	snprintf(want, sizeof(want), "a header of %u bytes", DOC_HEADER);
+	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
+	snprintf(want, sizeof(want), "| `lfp_memory_size` | %s (",
+		 with_commas(one, num, sizeof(num)));
+	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
+	free(text);
+}
+END_TEST
+
+static int advise_fails(void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return -EINVAL;
+}
+
+/* Whether /proc/self/smaps lists the mapping that holds p with MADV_HUGEPAGE
+ * ("hg" among its VmFlags); -1 if smaps cannot say. */
+static int advised_huge(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	bool in = false;
+	int found = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether this kernel takes MADV_HUGEPAGE at all (no THP: EINVAL). */
+static bool kernel_has_thp(void)
+{
+	size_t len = (size_t)4 << 20;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok;
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ok = lfpi_advise_huge_madvise(p, len) == 0;
+	munmap(p, len);
+	return ok;
+}
+
+/* A pool made from cfg, with LFP_F_HUGEPAGE or (to compare) without:
+ * objects on a 2 MiB boundary if asked for, the same size for caller
+ * memory either way, every slot usable and accounted for. */
+static struct lfp_pool *huge_pool(struct lfp_config cfg)
+{
+	struct lfp_config plain = cfg;
+	struct lfp_pool *pool;
+	void *o;
+
+	plain.flags &= ~LFP_F_HUGEPAGE;
+	ck_assert_uint_eq(lfp_memory_size(&cfg), lfp_memory_size(&plain));
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	if (!(cfg.flags & LFP_F_HUGEPAGE))
+		; /* the plain pool, to compare with */
+	else if (cfg.align <= LFPI_HUGE_PAGE)
+		ck_assert_uint_eq((uintptr_t)lfp_at(pool, 0) % LFPI_HUGE_PAGE, 0);
+	else
+		ck_assert_uint_eq((uintptr_t)lfp_at(pool, 0) % cfg.align, 0);
+	for (uint32_t i = 0; (o = lfp_alloc(pool)); i++)
+		memset(o, (int)i, cfg.obj_size);
+	expect_accounted(pool, cfg.max_capacity ? cfg.max_capacity
+						 : cfg.capacity);
+	for (uint32_t i = 0; i < lfp_extent(pool); i++)
+		ck_assert_int_eq(lfp_free(pool, lfp_at(pool, i)), 0);
+	expect_accounted(pool, 0);
+	return pool;
+}
+
+START_TEST(hugepage_layout)
+{
+	struct lfp_config cfgs[] = {
+		{ .obj_size = 64, .capacity = 1000 },
+		{ .obj_size = 24, .align = 8, .capacity = 200000 },
+		{ .obj_size = 10, .align = 4096, .capacity = 700 },
+		{ .obj_size = 8, .align = (size_t)4 << 20, .capacity = 3 },
+		{ .obj_size = 64, .capacity = 1000, .max_capacity = 100000,
+		  .exhaust = LFP_EXHAUST_GROW },
+	};
+
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		cfgs[i].flags = LFP_F_HUGEPAGE;
+		lfp_destroy(huge_pool(cfgs[i]));
+		cfgs[i].flags |= LFP_F_NO_CACHE;
+		lfp_destroy(huge_pool(cfgs[i]));
+	}
+}
+END_TEST
+
+/* The mapping carries the advice; a refused madvise still makes a pool. */
+START_TEST(hugepage_advice)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 100000,
+				  .flags = LFP_F_HUGEPAGE };
+	struct lfp_pool *pool = huge_pool(cfg);
+	int (*saved)(void *, size_t) = lfpi_advise_huge;
+	bool thp = kernel_has_thp();
+
+	if (thp)
+		ck_assert_int_eq(advised_huge(lfp_at(pool, 0)), 1);
+	lfp_destroy(pool);
+	cfg.flags = 0;
+	pool = huge_pool(cfg);
+	if (thp)
+		ck_assert_int_eq(advised_huge(lfp_at(pool, 0)), 0);
+	lfp_destroy(pool);
+
+	lfpi_advise_huge = advise_fails;
+	cfg.flags = LFP_F_HUGEPAGE;
+	pool = huge_pool(cfg);
+	lfpi_advise_huge = saved;
+	if (thp)
+		ck_assert_int_eq(advised_huge(lfp_at(pool, 0)), 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* Caller memory ignores the flag: the objects stay where the caller put
+ * them, after the header and metadata, and nothing is advised. */
+START_TEST(hugepage_caller_memory)
+{
+	struct lfp_config cfg = { .obj_size = 40, .capacity = 64,
+				  .flags = LFP_F_HUGEPAGE };
+	size_t need = lfp_memory_size(&cfg);
+	struct lfp_config plain = cfg;
+	struct lfp_pool *pool, *ref;
+
+	plain.flags = 0;
+	ck_assert_uint_le(need, sizeof(static_region));
+	cfg.memory = static_region, cfg.memory_size = need;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_ptr_eq(pool, (void *)static_region);
+	ref = test_pool(40, 64);
+	ck_assert_uint_eq((size_t)((char *)lfp_at(pool, 0) - static_region),
+			  (size_t)((char *)lfp_at(ref, 0) - (char *)ref));
+	ck_assert_uint_eq(lfp_memory_size(&plain), need);
+	lfp_destroy(ref);
+	lfp_destroy(pool);
+	use_caller_memory(static_region, need);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("slab");
@@ -203,6 +410,10 @@ int main(void)
 	tcase_add_test(tc, alignment_and_stride);
 	tcase_add_test(tc, index_and_ownership);
 	tcase_add_test(tc, caller_memory);
+	tcase_add_test(tc, documented_overhead);
+	tcase_add_test(tc, hugepage_layout);
+	tcase_add_test(tc, hugepage_advice);
+	tcase_add_test(tc, hugepage_caller_memory);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

@@ -382,7 +382,8 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	return c;
 }
 
-#define FZ_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
+#define FZ_KNOWN_FLAGS \
+	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE)
 
 /* Outcomes lfp_create may have: bits of FZ_OK, FZ_INVAL, ... */
 #define FZ_OK 1u
