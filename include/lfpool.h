@@ -1299,8 +1299,12 @@ static inline int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 		return lfpi_cache_free_slow(cache, obj);
 	g = &c->gen[2 * idx];
 	gen = atomic_load_explicit(g, memory_order_relaxed);
-	/* Free already (even), or the generation would wrap to 0. */
-	if (!LFPI_H_LIKELY((gen & 1) && gen + 1))
+	/* Free already (even): out of line, to be refused. A live
+	 * generation is odd, so a handle never names generation 0; here it
+	 * may wrap to 0 after 2^31 uses of the slot, which only the ctor and
+	 * the debug tools would read as "never used", and their pools
+	 * release out of line (nslots is 0), where 0 is skipped. */
+	if (!LFPI_H_LIKELY(gen & 1))
 		return lfpi_cache_free_slow(cache, obj);
 	/* Relaxed: see lfpi_mark_free in src/pool.h. */
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);

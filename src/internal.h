@@ -35,9 +35,12 @@ static inline bool lfpi_gen_is_live(uint32_t gen)
 }
 
 /*
- * The generation a live slot takes when released. 0 means "never used"
- * (the ctor and the debug tools go by it), so the wrap after 2^32 steps
- * skips it: a slot released for the 2^31st time becomes 2, not 0.
+ * The generation a live slot takes when released out of line. 0 means
+ * "never used" (the ctor and the debug tools go by it), so the wrap after
+ * 2^32 steps skips it: a slot released for the 2^31st time becomes 2, not
+ * 0. The inline release (lfpool.h) lets it wrap to 0: it serves only
+ * pools without a ctor or debug tools, for which 0 is one more even
+ * (free) generation; a handle never names it, since live ones are odd.
  */
 static inline uint32_t lfpi_gen_freed(uint32_t gen)
 {

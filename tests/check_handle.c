@@ -191,6 +191,40 @@ START_TEST(generation_wraps_past_zero)
 }
 END_TEST
 
+/*
+ * Through the inline release of a plain pool the word may wrap to 0: still
+ * a free generation, the next allocation makes it 1, and neither the old
+ * handle nor a zeroed one resolves.
+ */
+START_TEST(inline_release_wraps_to_zero)
+{
+	struct lfp_pool *pool = test_pool(16, 2);
+	struct lfp_cache *c = lfp_cache_create(pool);
+	void *a = lfp_cache_alloc(c), *b;
+	uint32_t idx = lfp_index_of(pool, a);
+	lfp_handle old, h, zero = { 0 };
+
+	atomic_store(&pool->slots[idx].gen, UINT32_C(0xffffffff));
+	old = lfp_handle_of(pool, a);
+	ck_assert_int_eq(lfp_cache_free(c, a), 0);
+	ck_assert_uint_eq(atomic_load(&pool->slots[idx].gen), 0);
+	ck_assert(!lfp_is_live(pool, a));
+	ck_assert_ptr_null(lfp_resolve(pool, old));
+	ck_assert_int_eq(lfp_cache_free(c, a), -EALREADY);
+	b = lfp_cache_alloc(c);
+	ck_assert_ptr_eq(b, a);
+	h = lfp_handle_of(pool, b);
+	ck_assert_uint_eq(lfp_handle_gen(h), 1);
+	ck_assert_ptr_eq(lfp_resolve(pool, h), b);
+	ck_assert_ptr_null(lfp_resolve(pool, old));
+	ck_assert_ptr_null(lfp_resolve(pool, zero));
+	ck_assert_int_eq(lfp_cache_free(c, b), 0);
+	lfp_cache_destroy(c);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 struct stamped {
 	_Atomic uint64_t self; /* the handle this object had when made */
 	uint64_t pad;
@@ -563,6 +597,7 @@ int main(void)
 	tcase_add_loop_test(tc, foreign_and_interior_pointers, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, zeroed_and_out_of_range_handles, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, generation_wraps_past_zero, 0, TEST_NMODES);
+	tcase_add_test(tc, inline_release_wraps_to_zero);
 	tcase_add_loop_test(tc, forged_handles_never_reach_another_owner, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, threads_resolve_each_others_handles, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, handles_compare_equal, 0, TEST_NMODES);
