@@ -23,13 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #endif
 
-#include "internal.h"
+#include "cache.h"
 
 /* How many caches one steal round may empty. */
 #define CACHE_STEAL_MAX 32
@@ -80,7 +81,7 @@ int lfpi_cache_global_init(void)
  * load pair with the thief's CAS on ctl and its load of active (the
  * Dekker pattern needs a single total order).
  */
-static uint32_t cache_enter(struct lfp_cache *c)
+uint32_t lfpi_cache_enter(struct lfp_cache *c)
 {
 	if (LFPI_LIKELY(lfpi_cache_membarrier))
 		return lfpi_cache_enter_fast(&c->hot);
@@ -90,12 +91,12 @@ static uint32_t cache_enter(struct lfp_cache *c)
 
 /* The fast path entered with the membarrier-mode handshake; without
  * membarrier (then ctl has LFPI_CTL_SLOW), enter again the seq_cst way. */
-static uint32_t cache_reenter(struct lfp_cache *c, uint32_t ctl)
+uint32_t lfpi_cache_reenter(struct lfp_cache *c, uint32_t ctl)
 {
-	return lfpi_cache_membarrier ? ctl : cache_enter(c);
+	return lfpi_cache_membarrier ? ctl : lfpi_cache_enter(c);
 }
 
-static void cache_leave(struct lfp_cache *c)
+void lfpi_cache_leave(struct lfp_cache *c)
 {
 	/* Release: pairs with the thief's acquire load of active, so a thief
 	 * that sees 0 also sees our slots, count and object writes. */
@@ -196,7 +197,7 @@ static uint32_t cache_refill(struct lfp_cache *c)
 			atomic_store_explicit(&c->slots[n++], idx,
 					      memory_order_relaxed);
 	if (!n) {
-		n = lfpi_pool_bump(pool, c->batch, &first);
+		n = lfpi_slab_bump(pool, c->batch, &first);
 		for (uint32_t i = 0; i < n; i++)
 			atomic_store_explicit(&c->slots[i], first + n - 1 - i,
 					      memory_order_relaxed);
@@ -372,7 +373,7 @@ static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 
 /* Inside an operation: pop a slot, refilling first if empty. *hit says
  * whether the cache had it without a refill. */
-static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
+uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
 			       uint32_t *retries, bool *hit)
 {
 	uint32_t n, idx;
@@ -405,61 +406,18 @@ static uint32_t cache_pop_slow(struct lfp_cache *c, uint32_t ctl,
  * again. Never when this thread holds steals itself: a signal handler
  * that interrupted our own steal would wait for itself.
  */
-static bool cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
+bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 {
 	if (!(ctl & LFPI_CTL_STEAL) || cache_steals_held)
 		return false;
 	/* Relaxed: cache_enter's acquire load follows. */
 	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
 	       LFPI_CTL_STEAL) {
-		if (lfpi_fork_busy())
-			return lfpi_fork_wait();
+		if (lfpi_cache_fork_busy())
+			return lfpi_cache_fork_wait();
 		sched_yield();
 	}
 	return true;
-}
-
-/*
- * The inline fast path found ctl set, or the cache empty; it entered the
- * operation and left it to us. Only here do allocations steal, wait and
- * apply the pool's policy, each outside the cache's operation.
- */
-void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
-{
-	struct lfp_pool *pool = c->pool;
-	uint32_t retries = 0, emptied = 0, idx;
-	struct lfpi_want want;
-	bool hit;
-
-	ctl = cache_reenter(c, ctl);
-	lfpi_want_init(pool, &want);
-	for (;;) {
-		idx = cache_pop_slow(c, ctl, &retries, &hit);
-		cache_leave(c);
-		if (idx == LFPI_NIL)
-			idx = lfpi_pool_take(pool, &retries);
-		if (idx == LFPI_NIL &&
-		    lfpi_cache_steal(pool, c, &emptied, &retries))
-			idx = lfpi_pool_take(pool, &retries);
-		/* Policy hooks run here, outside the cache's operation. */
-		if (idx != LFPI_NIL ||
-		    (!cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
-		     !lfpi_exhausted(pool, &want)))
-			break;
-		ctl = cache_enter(c);
-	}
-	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	lfpi_cache_count(&c->ctr.steals, emptied);
-	if (idx == LFPI_NIL) {
-		lfpi_cache_count(&c->ctr.failed_allocs, 1);
-		return NULL;
-	}
-	/* A miss is a successful allocation that did not find its slot in
-	 * the cache, so that hits = allocs - misses. */
-	lfpi_cache_count(&c->hot.allocs, 1);
-	if (!hit)
-		lfpi_cache_count(&c->ctr.cache_misses, 1);
-	return lfpi_hand_out(pool, idx);
 }
 
 /* The inline fast path found ctl set, or the cache full, with slot idx
@@ -469,7 +427,7 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
 
-	ctl = cache_reenter(c, ctl) & CACHE_ASKS;
+	ctl = lfpi_cache_reenter(c, ctl) & CACHE_ASKS;
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
@@ -479,41 +437,14 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 			n = cache_flush_cold(c, n);
 		atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
 		atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
-		cache_leave(c);
+		lfpi_cache_leave(c);
 	} else {
 		/* A thief is at the slots, or wants slots: share this one. */
-		cache_leave(c);
+		lfpi_cache_leave(c);
 		retries += lfpi_stack_push(&pool->free, idx, idx);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->hot.frees, 1);
-}
-
-/* A release the inline fast path could not finish alone: a pointer that
- * is no object's start, a slot that is not live, a pool with checks or
- * hooks. Not entered. */
-int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
-{
-	struct lfp_pool *pool;
-	int err = 0;
-	uint32_t idx;
-
-	if (!c)
-		return -EINVAL;
-	pool = c->pool;
-	if (LFPI_UNLIKELY(c->quirks))
-		idx = lfpi_release_quirky(pool, obj, &err);
-	else if (LFPI_UNLIKELY(!obj))
-		idx = LFPI_NIL, err = -EINVAL;
-	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
-		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
-		idx = LFPI_NIL;
-	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
-		lfpi_cache_count(&c->ctr.rejected_frees, 1);
-		return err;
-	}
-	lfpi_cache_put(c, idx);
-	return 0;
 }
 
 /* Owner: give every slot back. Waits while a thief is at the slots; a
@@ -522,15 +453,15 @@ static void cache_drain(struct lfp_cache *c)
 {
 	uint32_t ctl, retries = 0;
 
-	while ((ctl = cache_enter(c)) & LFPI_CTL_STEAL) {
-		cache_leave(c);
+	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
+		lfpi_cache_leave(c);
 		sched_yield();
 	}
 	if (ctl & LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	else if (cache_empty(c, &c->spare, &retries))
 		lfpi_cache_count(&c->ctr.flushes, 1);
-	cache_leave(c);
+	lfpi_cache_leave(c);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 }
 
@@ -564,7 +495,7 @@ static void cache_unmap(struct lfp_cache *c)
 	munmap(c, c->map_size);
 }
 
-/* The counters lfp_cache_stats reports, by index in cache_stat(). */
+/* The counters lfp_cache_stats reports, by index in lfpi_cache_stat(). */
 static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
 	offsetof(struct lfpi_counters, cache_misses),
 	offsetof(struct lfpi_counters, allocs),
@@ -586,7 +517,7 @@ static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
 }
 
 /* Counter i since the cache was last claimed. */
-static uint64_t cache_stat(const struct lfp_cache *c, unsigned i)
+uint64_t lfpi_cache_stat(const struct lfp_cache *c, unsigned i)
 {
 	return cache_ctr(c, i) - c->base[i];
 }
@@ -836,26 +767,15 @@ void lfp_cache_destroy(struct lfp_cache *cache)
 		cache_release(cache);
 }
 
-/* The exported functions are the inline paths of lfpool.h, called. */
-void *lfp_cache_alloc(struct lfp_cache *cache)
-{
-	return lfpi_cache_alloc_inline(cache);
-}
-
-int lfp_cache_free(struct lfp_cache *cache, void *obj)
-{
-	return lfpi_cache_free_inline(cache, obj);
-}
-
 /*
  * Pop up to n slots into objs (as indices, for now) inside one operation,
  * refilling once if the cache is empty. Returns how many; 0 also when a
  * thief's request is pending, which the single path answers.
  */
-static size_t cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
+size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
 			    bool *refilled)
 {
-	uint32_t ctl = cache_enter(c), cnt, k = 0;
+	uint32_t ctl = lfpi_cache_enter(c), cnt, k = 0;
 
 	*refilled = false;
 	if (!(ctl & CACHE_ASKS)) {
@@ -868,41 +788,16 @@ static size_t cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
 				&c->slots[cnt - 1 - i], memory_order_relaxed);
 		atomic_store_explicit(&c->hot.count, cnt - k, memory_order_relaxed);
 	}
-	cache_leave(c);
+	lfpi_cache_leave(c);
 	return k;
-}
-
-size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
-{
-	size_t got = 0, k;
-	bool refilled;
-	void *obj;
-
-	if (!cache || !objs)
-		return 0;
-	while (got < n && (k = cache_pop_run(cache, objs + got, n - got,
-					     &refilled))) {
-		/* Outside the operation: the hooks may call back in. */
-		for (size_t i = got; i < got + k; i++)
-			objs[i] = lfpi_hand_out(cache->pool,
-						(uint32_t)(uintptr_t)objs[i]);
-		got += k;
-		lfpi_cache_count(&cache->hot.allocs, k);
-		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
-	}
-	/* The rest, if any, the way single allocations go: stealing,
-	 * waiting, the exhaustion policy. */
-	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
-		objs[got++] = obj;
-	return got;
 }
 
 /* Put idx[0..n), marked free, into the cache in one operation, sending
  * cold magazines out as it fills; or onto the free list as one chain if
  * a thief's request is pending. */
-static void cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
+void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 {
-	uint32_t ctl = cache_enter(c) & CACHE_ASKS, cnt, retries = 0;
+	uint32_t ctl = lfpi_cache_enter(c) & CACHE_ASKS, cnt, retries = 0;
 	struct lfp_pool *pool = c->pool;
 
 	if (ctl == LFPI_CTL_FLUSH)
@@ -916,9 +811,9 @@ static void cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 					      memory_order_relaxed);
 		}
 		atomic_store_explicit(&c->hot.count, cnt, memory_order_relaxed);
-		cache_leave(c);
+		lfpi_cache_leave(c);
 	} else {
-		cache_leave(c);
+		lfpi_cache_leave(c);
 		for (uint32_t i = 0; i + 1 < n; i++)
 			atomic_store_explicit(&pool->slots[idx[i]].next,
 					      idx[i + 1], memory_order_relaxed);
@@ -928,72 +823,55 @@ static void cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 	lfpi_cache_count(&c->hot.frees, n);
 }
 
-#define CACHE_RUN 64
-
-size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
-			   size_t n)
-{
-	uint32_t run[CACHE_RUN], k = 0, idx;
-	size_t done = 0;
-	int err;
-
-	if (!cache || !objs)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		/* The checks (and on_free) of lfp_cache_free, outside the
-		 * operation. */
-		err = 0;
-		if (cache->quirks)
-			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
-		else if (!objs[i])
-			idx = LFPI_NIL, err = -EINVAL;
-		else if ((idx = lfpi_slot_of(cache->pool, objs[i], &err)) !=
-				 LFPI_NIL &&
-			 (err = lfpi_mark_free(cache->pool, idx, false, 0)))
-			idx = LFPI_NIL;
-		if (idx == LFPI_NIL) {
-			lfpi_cache_count(&cache->ctr.rejected_frees, 1);
-			continue;
-		}
-		run[k++] = idx;
-		if (k == CACHE_RUN) {
-			cache_put_run(cache, run, k);
-			done += k;
-			k = 0;
-		}
-	}
-	if (k)
-		cache_put_run(cache, run, k);
-	return done + k;
-}
-
 void lfp_cache_flush(struct lfp_cache *cache)
 {
 	if (cache)
 		cache_drain(cache);
 }
 
-void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
-{
-	uint64_t misses;
+/* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
+static _Atomic uint32_t cache_fork_busy;
 
-	if (!cache || !out)
-		return;
-	lfp_stats(cache->pool, out);
-	/* Misses before allocs, as in lfp_stats: hits cannot go negative
-	 * but through relaxed reordering, which the check below absorbs. */
-	misses = cache_stat(cache, 0);
-	out->allocs = cache_stat(cache, 1);
-	out->cache_hits = out->allocs > misses ? out->allocs - misses : 0;
-	out->frees = cache_stat(cache, 2);
-	out->failed_allocs = cache_stat(cache, 3);
-	out->rejected_frees = cache_stat(cache, 4);
-	out->cas_retries = cache_stat(cache, 5);
-	out->refills = cache_stat(cache, 6);
-	out->flushes = cache_stat(cache, 7);
-	out->steals = cache_stat(cache, 8);
-	out->cached = atomic_load_explicit(
-		&((struct lfp_cache *)cache)->hot.count, memory_order_relaxed);
+void lfpi_cache_fork_begin(void)
+{
+	/* seq_cst: ordered before fork_prepare's claims on the caches, so a
+	 * thread that finds its cache claimed (lfpi_cache_enter) and then
+	 * looks here sees it. */
+	atomic_store_explicit(&cache_fork_busy, 1, memory_order_seq_cst);
+}
+
+void lfpi_cache_fork_end(void)
+{
+	/* Release: pairs with the acquire load in lfpi_cache_fork_wait; the
+	 * caches were let go before. */
+	atomic_store_explicit(&cache_fork_busy, 0, memory_order_release);
+}
+
+bool lfpi_cache_fork_busy(void)
+{
+	/* seq_cst: pairs with the store in lfpi_cache_fork_begin (see there). */
+	return atomic_load_explicit(&cache_fork_busy, memory_order_seq_cst);
+}
+
+static uint64_t cache_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool lfpi_cache_fork_wait(void)
+{
+	uint64_t until = cache_now_ns() + LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
+
+	/* Acquire: pairs with the release store in lfpi_cache_fork_end. */
+	while (atomic_load_explicit(&cache_fork_busy, memory_order_acquire)) {
+		if (cache_now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	return true;
 }
 
 /*

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "debug.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DEBUG_ASAN 1
@@ -147,6 +147,23 @@ static void debug_vg_forget_pool(const struct lfp_pool *pool)
 	}
 }
 
+const char *lfpi_pool_label(const struct lfp_pool *pool,
+			    char buf[LFPI_LABEL_MAX])
+{
+	char *p;
+
+	if (!pool->name[0]) {
+		snprintf(buf, LFPI_LABEL_MAX, "pool %p", (const void *)pool);
+		return buf;
+	}
+	snprintf(buf, LFPI_LABEL_MAX, "pool \"%s\" (%p)", pool->name,
+		 (const void *)pool);
+	for (p = buf + sizeof("pool \"") - 1; p < buf + LFPI_LABEL_MAX && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return buf;
+}
+
 void lfpi_debug_init(struct lfp_pool *pool)
 {
 	uint32_t d = 0;
@@ -266,114 +283,4 @@ void lfpi_debug_rejected(struct lfp_pool *pool, const void *obj, int err)
 		fprintf(stderr, " inside slot %zu",
 			(size_t)((const char *)obj - pool->objs) / pool->stride);
 	fputc('\n', stderr);
-}
-
-struct debug_walk {
-	struct lfp_pool *pool;
-	uint8_t *seen;
-	uint32_t bump;
-	uint64_t listed;
-	uint64_t cached;
-	bool in_cache;
-	char *msg;
-	size_t len;
-};
-
-static int debug_fail(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (msg && len)
-		vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return -EUCLEAN;
-}
-
-static int debug_listed(uint32_t idx, void *arg)
-{
-	struct debug_walk *w = arg;
-	uint32_t gen;
-
-	const char *where = w->in_cache ? "in a cache" : "on the free list";
-
-	if (idx >= w->bump)
-		return debug_fail(w->msg, w->len,
-				  "slot %u is %s but was never handed out "
-				  "(bump %u)", idx, where, w->bump);
-	if (w->seen[idx])
-		return debug_fail(w->msg, w->len,
-				  "slot %u is free twice (found again %s)", idx,
-				  where);
-	w->seen[idx] = 1;
-	gen = atomic_load_explicit(&w->pool->slots[idx].gen,
-				   memory_order_relaxed);
-	if (lfpi_gen_is_live(gen))
-		return debug_fail(w->msg, w->len,
-				  "slot %u is %s but live (generation %u)", idx,
-				  where, gen);
-	if (w->in_cache)
-		w->cached++;
-	else
-		w->listed++;
-	return 0;
-}
-
-int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
-	       size_t len)
-{
-	struct debug_walk w = { .pool = pool, .msg = msg, .len = len };
-	struct lfp_stats st;
-	uint64_t live = 0, pending = 0;
-	uint32_t limit;
-	int err;
-
-	w.bump = atomic_load_explicit(&pool->bump, memory_order_relaxed);
-	limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-	/* The one malloc in the library: the census is for the tests and
-	 * the harness, and no public call reaches it. */
-	w.seen = calloc(pool->capacity, 1);
-	if (!w.seen)
-		return -ENOMEM;
-	err = lfpi_stack_walk(&pool->free, debug_listed, &w);
-	if (!err)
-		err = lfpi_depot_walk(&pool->depot, debug_listed, &w);
-	w.in_cache = true;
-	if (!err)
-		err = lfpi_cache_walk(pool, debug_listed, &w);
-	for (uint32_t i = 0; !err && i < w.bump; i++) {
-		uint32_t gen = atomic_load_explicit(&pool->slots[i].gen,
-						    memory_order_relaxed);
-		if (lfpi_gen_is_live(gen))
-			live++;
-		else if (!w.seen[i])
-			pending++; /* lost, unless a deferred release */
-	}
-	free(w.seen);
-	if (err)
-		return err;
-	lfp_stats(pool, &st);
-	if (pending != st.deferred)
-		return debug_fail(msg, len, "%llu slots are free but on no list "
-				  "and %llu deferred releases are pending: "
-				  "slots were lost",
-				  (unsigned long long)pending,
-				  (unsigned long long)st.deferred);
-	out->live = live;
-	out->listed = w.listed;
-	out->cached = w.cached;
-	out->fresh = limit - w.bump;
-	out->deferred = pending;
-	if (st.live != live || st.cached != w.cached ||
-	    st.free != w.listed + out->fresh)
-		return debug_fail(msg, len, "stats disagree with the slots: "
-				  "live %llu vs %llu, cached %llu vs %llu, "
-				  "free %llu vs %llu",
-				  (unsigned long long)st.live,
-				  (unsigned long long)live,
-				  (unsigned long long)st.cached,
-				  (unsigned long long)w.cached,
-				  (unsigned long long)st.free,
-				  (unsigned long long)(w.listed + out->fresh));
-	return 0;
 }

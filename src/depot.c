@@ -8,6 +8,10 @@
  */
 #include "depot.h"
 
+/* slab.c lays magazines out as two words and the indices. */
+_Static_assert(sizeof(struct lfpi_mag) == 2 * sizeof(uint32_t),
+	       "a magazine's header is two words");
+
 size_t lfpi_depot_bytes(uint32_t nmags, uint32_t size)
 {
 	return (size_t)nmags * (sizeof(struct lfpi_mag) + size * sizeof(uint32_t));

@@ -26,14 +26,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
-#include <time.h>
 
-#include "internal.h"
+#include "pool.h"
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Non-zero from prepare to the parent or child handler. */
-static _Atomic uint32_t fork_busy;
 static struct lfp_pool *fork_pools; /* under fork_lock */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_init_err;
@@ -50,10 +46,7 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&fork_lock);
 	for (p = fork_pools; p; p = p->fork_next)
 		pthread_mutex_lock(&p->grow_lock);
-	/* seq_cst: ordered before our claims on the caches, so a thread
-	 * that finds its cache claimed (lfpi_cache_enter) and then looks
-	 * here sees it. */
-	atomic_store_explicit(&fork_busy, 1, memory_order_seq_cst);
+	lfpi_cache_fork_begin();
 	for (p = fork_pools; p; p = p->fork_next)
 		lfpi_cache_fork_prepare(p);
 }
@@ -64,9 +57,7 @@ static void fork_parent(void)
 		lfpi_cache_fork_parent(p);
 		pthread_mutex_unlock(&p->grow_lock);
 	}
-	/* Release: pairs with the acquire load in lfpi_fork_wait; the
-	 * caches were let go above. */
-	atomic_store_explicit(&fork_busy, 0, memory_order_release);
+	lfpi_cache_fork_end();
 	pthread_mutex_unlock(&fork_lock);
 }
 
@@ -79,36 +70,8 @@ static void fork_child(void)
 		lfpi_cache_fork_child(p);
 		pthread_mutex_unlock(&p->grow_lock);
 	}
-	/* Relaxed: the child has one thread. */
-	atomic_store_explicit(&fork_busy, 0, memory_order_relaxed);
+	lfpi_cache_fork_end();
 	pthread_mutex_unlock(&fork_lock);
-}
-
-bool lfpi_fork_busy(void)
-{
-	/* seq_cst: pairs with the store in fork_prepare (see there). */
-	return atomic_load_explicit(&fork_busy, memory_order_seq_cst);
-}
-
-static uint64_t fork_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-bool lfpi_fork_wait(void)
-{
-	uint64_t until = fork_now_ns() + LFPI_FORK_WAIT_MS * UINT64_C(1000000);
-
-	/* Acquire: pairs with the release store in fork_parent. */
-	while (atomic_load_explicit(&fork_busy, memory_order_acquire)) {
-		if (fork_now_ns() > until)
-			return false;
-		sched_yield();
-	}
-	return true;
 }
 
 static void fork_init(void)

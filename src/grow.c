@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "pool.h"
 
 static uintptr_t grow_page_up(uintptr_t x)
 {

@@ -11,7 +11,7 @@
  * through the same two steps as lfp_free and lfp_cache_free (mark the
  * slot free, give it back through the same cache or stack).
  */
-#include "internal.h"
+#include "pool.h"
 
 static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
 {

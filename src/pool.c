@@ -7,28 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pool.h"
 
 
 static _Atomic uint64_t pool_ids = 1;
-
-/* Threads are spread over the counter shards in the order they first count. */
-static _Atomic uint32_t pool_next_shard;
-static LFPI_TLS uint32_t pool_shard_plus1;
-
-struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
-{
-	uint32_t s = pool_shard_plus1;
-
-	if (LFPI_UNLIKELY(!s)) {
-		/* Relaxed: only spreads threads; any value is correct. */
-		s = atomic_fetch_add_explicit(&pool_next_shard, 1,
-					      memory_order_relaxed) %
-			    LFPI_SHARDS + 1;
-		pool_shard_plus1 = s;
-	}
-	return &pool->shard[s - 1];
-}
 
 /* Relaxed: counters order nothing; lfp_stats sums recent values. */
 static inline void pool_count(_Atomic uint64_t *ctr, uint64_t n)
@@ -51,23 +33,6 @@ static void pool_set_name(struct lfp_pool *pool, const char *name)
 	}
 	memcpy(pool->name, name ? name : "", n);
 	pool->name[n] = '\0';
-}
-
-const char *lfpi_pool_label(const struct lfp_pool *pool,
-			    char buf[LFPI_LABEL_MAX])
-{
-	char *p;
-
-	if (!pool->name[0]) {
-		snprintf(buf, LFPI_LABEL_MAX, "pool %p", (const void *)pool);
-		return buf;
-	}
-	snprintf(buf, LFPI_LABEL_MAX, "pool \"%s\" (%p)", pool->name,
-		 (const void *)pool);
-	for (p = buf + sizeof("pool \"") - 1; p < buf + LFPI_LABEL_MAX && *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return buf;
 }
 
 const char *lfp_name(const struct lfp_pool *pool)
@@ -208,29 +173,6 @@ void lfp_destroy(struct lfp_pool *pool)
 	lfpi_unmap(pool->map, pool->map_size);
 }
 
-uint32_t lfpi_pool_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
-{
-	uint32_t b = atomic_load_explicit(&pool->bump, memory_order_relaxed);
-	uint32_t take, limit;
-
-	/*
-	 * Relaxed bump: fresh slots' metadata was zeroed when the pool was
-	 * made, before any thread could see the pool, and nobody else writes
-	 * it. Acquire limit: pairs with the release store in grow.c, after
-	 * which the new segment's memory is committed.
-	 */
-	do {
-		limit = atomic_load_explicit(&pool->limit, memory_order_acquire);
-		if (b >= limit)
-			return 0;
-		take = limit - b < n ? limit - b : n;
-	} while (!atomic_compare_exchange_weak_explicit(
-		&pool->bump, &b, b + take, memory_order_relaxed,
-		memory_order_relaxed));
-	*first = b;
-	return take;
-}
-
 /*
  * Single slots first (the free list), then one out of a loaded magazine,
  * then fresh ones. If all are gone, look at the lists once more: the bump
@@ -244,7 +186,7 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 
 	if (idx == LFPI_NIL)
 		idx = lfpi_depot_take_one(&pool->depot, retries);
-	if (idx == LFPI_NIL && !lfpi_pool_bump(pool, 1, &idx) &&
+	if (idx == LFPI_NIL && !lfpi_slab_bump(pool, 1, &idx) &&
 	    (idx = lfpi_stack_pop(&pool->free, retries)) == LFPI_NIL)
 		idx = lfpi_depot_take_one(&pool->depot, retries);
 	return idx;
@@ -333,6 +275,140 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 	return 0;
 }
 
+/*
+ * The inline fast path found ctl set, or the cache empty; it entered the
+ * operation and left it to us. Only here do allocations steal, wait and
+ * apply the pool's policy, each outside the cache's operation.
+ */
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t retries = 0, emptied = 0, idx;
+	struct lfpi_want want;
+	bool hit;
+
+	ctl = lfpi_cache_reenter(c, ctl);
+	lfpi_want_init(pool, &want);
+	for (;;) {
+		idx = lfpi_cache_pop(c, ctl, &retries, &hit);
+		lfpi_cache_leave(c);
+		if (idx == LFPI_NIL)
+			idx = lfpi_pool_take(pool, &retries);
+		if (idx == LFPI_NIL &&
+		    lfpi_cache_steal(pool, c, &emptied, &retries))
+			idx = lfpi_pool_take(pool, &retries);
+		/* Policy hooks run here, outside the cache's operation. */
+		if (idx != LFPI_NIL ||
+		    (!lfpi_cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
+		     !lfpi_exhausted(pool, &want)))
+			break;
+		ctl = lfpi_cache_enter(c);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	lfpi_cache_count(&c->ctr.steals, emptied);
+	if (idx == LFPI_NIL) {
+		lfpi_cache_count(&c->ctr.failed_allocs, 1);
+		return NULL;
+	}
+	/* A miss is a successful allocation that did not find its slot in
+	 * the cache, so that hits = allocs - misses. */
+	lfpi_cache_count(&c->hot.allocs, 1);
+	if (!hit)
+		lfpi_cache_count(&c->ctr.cache_misses, 1);
+	return lfpi_hand_out(pool, idx);
+}
+
+/* A release the inline fast path could not finish alone: a pointer that
+ * is no object's start, a slot that is not live, a pool with checks or
+ * hooks. Not entered. */
+int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
+{
+	struct lfp_pool *pool;
+	int err = 0;
+	uint32_t idx;
+
+	if (!c)
+		return -EINVAL;
+	pool = c->pool;
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, &err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+		return err;
+	}
+	lfpi_cache_put(c, idx);
+	return 0;
+}
+
+size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
+{
+	size_t got = 0, k;
+	bool refilled;
+	void *obj;
+
+	if (!cache || !objs)
+		return 0;
+	while (got < n && (k = lfpi_cache_pop_run(cache, objs + got, n - got,
+					     &refilled))) {
+		/* Outside the operation: the hooks may call back in. */
+		for (size_t i = got; i < got + k; i++)
+			objs[i] = lfpi_hand_out(cache->pool,
+						(uint32_t)(uintptr_t)objs[i]);
+		got += k;
+		lfpi_cache_count(&cache->hot.allocs, k);
+		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
+	}
+	/* The rest, if any, the way single allocations go: stealing,
+	 * waiting, the exhaustion policy. */
+	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
+		objs[got++] = obj;
+	return got;
+}
+
+#define CACHE_RUN 64
+
+size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
+			   size_t n)
+{
+	uint32_t run[CACHE_RUN], k = 0, idx;
+	size_t done = 0;
+	int err;
+
+	if (!cache || !objs)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		/* The checks (and on_free) of lfp_cache_free, outside the
+		 * operation. */
+		err = 0;
+		if (cache->quirks)
+			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
+		else if (!objs[i])
+			idx = LFPI_NIL, err = -EINVAL;
+		else if ((idx = lfpi_slot_of(cache->pool, objs[i], &err)) !=
+				 LFPI_NIL &&
+			 (err = lfpi_mark_free(cache->pool, idx, false, 0)))
+			idx = LFPI_NIL;
+		if (idx == LFPI_NIL) {
+			lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+			continue;
+		}
+		run[k++] = idx;
+		if (k == CACHE_RUN) {
+			lfpi_cache_put_run(cache, run, k);
+			done += k;
+			k = 0;
+		}
+	}
+	if (k)
+		lfpi_cache_put_run(cache, run, k);
+	return done + k;
+}
+
 /* lfp_alloc when the thread's last cache is not this pool's. */
 void *lfpi_alloc_slow(struct lfp_pool *pool)
 {
@@ -359,6 +435,16 @@ int lfpi_free_slow(struct lfp_pool *pool, void *obj)
 }
 
 /* The exported functions are the inline paths of lfpool.h, called. */
+void *lfp_cache_alloc(struct lfp_cache *cache)
+{
+	return lfpi_cache_alloc_inline(cache);
+}
+
+int lfp_cache_free(struct lfp_cache *cache, void *obj)
+{
+	return lfpi_cache_free_inline(cache, obj);
+}
+
 void *lfp_alloc(struct lfp_pool *pool)
 {
 	return lfpi_alloc_inline(pool);
@@ -396,121 +482,6 @@ size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		done += pool_free_shared(pool, objs[i]) == 0;
 	return done;
-}
-
-static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
-{
-	uint64_t sum = lfpi_cache_sum(pool, field, NULL);
-
-	for (unsigned i = 0; i < LFPI_SHARDS; i++) {
-		/* Casting away const: loading an atomic writes nothing. */
-		_Atomic uint64_t *ctr =
-			(_Atomic uint64_t *)((char *)&pool->shard[i] + field);
-		sum += atomic_load_explicit(ctr, memory_order_relaxed);
-	}
-	return sum;
-}
-
-static uint64_t pool_clamp(uint64_t x, uint64_t most)
-{
-	return x > most ? most : x;
-}
-
-void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
-{
-	uint64_t live, pending;
-
-	if (!pool || !out)
-		return;
-	memset(out, 0, sizeof(*out));
-	/*
-	 * Hits are counted as misses, off the fast path: hits = allocs -
-	 * misses. Misses first: a miss is counted after its allocation, so
-	 * read in this order a miss cannot outrun its allocation (except
-	 * through the reordering relaxed loads allow; the clamp keeps that
-	 * from wrapping). Hits before allocs, which are read later and so
-	 * can only be larger (the counters only grow): hits <= allocs.
-	 */
-	pending = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
-				 NULL);
-	live = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL);
-	out->cache_hits = live > pending ? live - pending : 0;
-	/* Frees before allocs: a racing pair can then only overstate live. */
-	out->frees = pool_sum(pool, offsetof(struct lfpi_counters, frees));
-	out->allocs = pool_sum(pool, offsetof(struct lfpi_counters, allocs));
-	if (out->cache_hits > out->allocs)
-		out->cache_hits = out->allocs;
-	out->failed_allocs =
-		pool_sum(pool, offsetof(struct lfpi_counters, failed_allocs));
-	out->rejected_frees =
-		pool_sum(pool, offsetof(struct lfpi_counters, rejected_frees));
-	out->cas_retries =
-		pool_sum(pool, offsetof(struct lfpi_counters, cas_retries));
-	out->refills = pool_sum(pool, offsetof(struct lfpi_counters, refills));
-	out->flushes = pool_sum(pool, offsetof(struct lfpi_counters, flushes));
-	out->steals = pool_sum(pool, offsetof(struct lfpi_counters, steals));
-	out->grown = pool_sum(pool, offsetof(struct lfpi_counters, grown));
-	out->trimmed_bytes =
-		pool_sum(pool, offsetof(struct lfpi_counters, trimmed_bytes));
-	out->reclaims = pool_sum(pool, offsetof(struct lfpi_counters, reclaims));
-	/* Reclaimed before deferred, as frees before allocs above. */
-	pending = pool_sum(pool, offsetof(struct lfpi_counters, reclaimed));
-	pending = pool_sum(pool, offsetof(struct lfpi_counters, deferred)) -
-		  pending;
-	lfpi_cache_sum(pool, 0, &out->cached);
-	live = out->allocs - out->frees;
-	out->capacity = atomic_load_explicit(
-		&((struct lfp_pool *)pool)->limit, memory_order_relaxed);
-	out->max_capacity = pool->capacity;
-	out->live = pool_clamp(live, out->capacity);
-	out->cached = pool_clamp(out->cached, out->capacity - out->live);
-	out->deferred =
-		pool_clamp(pending, out->capacity - out->live - out->cached);
-	out->free = out->capacity - out->live - out->cached - out->deferred;
-	out->high_water = atomic_load_explicit(
-		&((struct lfp_pool *)pool)->bump, memory_order_relaxed);
-}
-
-#define POOL_U(x) ((unsigned long long)(x))
-
-int lfp_stats_print(const struct lfp_pool *pool, FILE *f)
-{
-	char label[LFPI_LABEL_MAX], rate[32] = "-";
-	struct lfp_stats st;
-	int err = 0;
-
-	if (!pool || !f)
-		return -EINVAL;
-	lfp_stats(pool, &st);
-	if (st.allocs)
-		snprintf(rate, sizeof(rate), "%.1f%%",
-			 100.0 * (double)st.cache_hits / (double)st.allocs);
-	/* OR-ed, so that a negative return from any call stays negative. */
-	err |= fprintf(f, "lfpool: %s\n", lfpi_pool_label(pool, label));
-	err |= fprintf(f,
-		       "  slots   capacity %llu (max %llu), live %llu, "
-		       "cached %llu, free %llu, deferred %llu, high water %llu\n",
-		       POOL_U(st.capacity), POOL_U(st.max_capacity),
-		       POOL_U(st.live), POOL_U(st.cached), POOL_U(st.free),
-		       POOL_U(st.deferred), POOL_U(st.high_water));
-	err |= fprintf(f,
-		       "  calls   allocs %llu, frees %llu, failed allocs %llu, "
-		       "rejected frees %llu\n",
-		       POOL_U(st.allocs), POOL_U(st.frees),
-		       POOL_U(st.failed_allocs), POOL_U(st.rejected_frees));
-	err |= fprintf(f,
-		       "  caches  hit rate %s (%llu of %llu), refills %llu, "
-		       "flushes %llu, steals %llu, CAS retries %llu\n",
-		       rate, POOL_U(st.cache_hits), POOL_U(st.allocs),
-		       POOL_U(st.refills), POOL_U(st.flushes),
-		       POOL_U(st.steals), POOL_U(st.cas_retries));
-	err |= fprintf(f,
-		       "  size    grown %llu times, trimmed %llu bytes, "
-		       "reclaim calls %llu\n",
-		       POOL_U(st.grown), POOL_U(st.trimmed_bytes),
-		       POOL_U(st.reclaims));
-	/* A buffered stream fails only when it is written out. */
-	return err < 0 || fflush(f) ? -EIO : 0;
 }
 
 /* LFP_VERSION_* spelled out by the preprocessor, so the two cannot differ. */

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <urcu/urcu-memb.h>
 
-#include "internal.h"
+#include "pool.h"
 
 struct lfpi_rcu_slot {
 	struct rcu_head head;

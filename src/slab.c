@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "slab.h"
 
 /* Magazines beyond one per batch of slots. */
 #define SLAB_SPARE_MAGS 32
@@ -85,7 +85,9 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	 * spares and part-filled ones; past that, slots wait on the free
 	 * list (depot.c). */
 	l.nmags = l.slots / l.batch + (l.slots % l.batch != 0) + SLAB_SPARE_MAGS;
-	mags = lfpi_depot_bytes(l.nmags, l.batch);
+	/* struct lfpi_mag (depot.h): two words, then the indices; the depot
+	 * checks that this is its size. */
+	mags = (size_t)l.nmags * (2 + l.batch) * sizeof(uint32_t);
 	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
 	    __builtin_add_overflow(l.slots_off, meta, &meta) ||
 	    !slab_round_up(meta, LFPI_CACHELINE, &l.mags_off) ||
@@ -239,4 +241,27 @@ void *lfp_at(const struct lfp_pool *pool, uint32_t index)
 	if (!pool || index >= slab_limit(pool))
 		return NULL;
 	return lfpi_obj(pool, index);
+}
+
+uint32_t lfpi_slab_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
+{
+	uint32_t b = atomic_load_explicit(&pool->bump, memory_order_relaxed);
+	uint32_t take, limit;
+
+	/*
+	 * Relaxed bump: fresh slots' metadata was zeroed when the pool was
+	 * made, before any thread could see the pool, and nobody else writes
+	 * it. Acquire limit: pairs with the release store in grow.c, after
+	 * which the new segment's memory is committed.
+	 */
+	do {
+		limit = atomic_load_explicit(&pool->limit, memory_order_acquire);
+		if (b >= limit)
+			return 0;
+		take = limit - b < n ? limit - b : n;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&pool->bump, &b, b + take, memory_order_relaxed,
+		memory_order_relaxed));
+	*first = b;
+	return take;
 }

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "pool.h"
 
 /* Pages asked about with one mincore call. */
 #define TRIM_CHUNK 256
