@@ -1170,7 +1170,10 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
  * and a call to the library only when the cache must be refilled,
  * flushed or handed to another thread. The functions of those names are
  * exported all the same, for other languages, for debuggers and for
- * (lfp_alloc)(pool), which calls the function. Define LFP_NO_INLINE
+ * (lfp_alloc)(pool), which calls the function (as the C library may
+ * make any of its functions a macro too; so a struct member or a local
+ * function pointer named lfp_alloc is called as (p->lfp_alloc)(pool)).
+ * Define LFP_NO_INLINE
  * before including this header to call them always: a program built so
  * depends on the library's exported functions only, while one built
  * with the inline paths depends on the layout of struct lfpi_cache_hot,
@@ -1180,12 +1183,17 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 #if !defined(LFP_NO_INLINE) && !defined(__cplusplus) &&                       \
 	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&            \
 	!defined(__STDC_NO_ATOMICS__) && !defined(__STDC_NO_THREADS__)
+#include <errno.h>
 #include <stdatomic.h>
 
 #if defined(__GNUC__)
 #define LFPI_H_LIKELY(x) __builtin_expect(!!(x), 1)
+/* Inlined even where the compiler would judge the body too big: the
+ * point is to have no call on the fast path. */
+#define LFPI_H_INLINE static inline __attribute__((always_inline))
 #else
 #define LFPI_H_LIKELY(x) (x)
+#define LFPI_H_INLINE static inline
 #endif
 
 /*
@@ -1209,8 +1217,9 @@ struct lfpi_cache_hot {
 				    takes the out-of-line path */
 	_Atomic uint64_t allocs; /* counters only the owner writes */
 	_Atomic uint64_t frees;
-	/* The cache's pool; NULL once lfp_destroy made the cache an orphan
-	 * (another pool may be made at the same address). */
+	/* The cache's pool; once lfp_destroy made the cache an orphan, the
+	 * cache's own address, which matches no pool (another pool may be
+	 * made at the old one's address) and not NULL. */
 	_Atomic(struct lfp_pool *) pool;
 };
 
@@ -1225,7 +1234,7 @@ LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
 LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
 
 /* Owner-only counter: a load and a store, no read-modify-write. */
-static inline void lfpi_cache_add(_Atomic uint64_t *ctr)
+LFPI_H_INLINE void lfpi_cache_add(_Atomic uint64_t *ctr)
 {
 	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -1240,7 +1249,7 @@ static inline void lfpi_cache_add(_Atomic uint64_t *ctr)
  * keep our store and load in order. Where membarrier is missing, ctl is
  * never 0 and the out-of-line path enters again with seq_cst.
  */
-static inline uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
+LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 {
 	atomic_store_explicit(&c->active, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -1249,7 +1258,7 @@ static inline uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 	return atomic_load_explicit(&c->ctl, memory_order_acquire);
 }
 
-static inline void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
+LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	_Atomic uint32_t *g;
@@ -1275,16 +1284,15 @@ static inline void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	return c->objs + (size_t)idx * c->stride;
 }
 
-static inline int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
+LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
-	uint64_t off, q;
+	uint64_t off, q, idx;
 	_Atomic uint32_t *g;
 	uint32_t ctl, n, gen;
-	size_t idx;
 
 	if (!LFPI_H_LIKELY(c))
-		return -22; /* EINVAL */
+		return -EINVAL;
 	/*
 	 * The slot, by exact division: with stride = odd << shift, the
 	 * product by the odd part's inverse, rotated right by shift, is the
@@ -1294,10 +1302,12 @@ static inline int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	 */
 	off = (uint64_t)((uintptr_t)obj - (uintptr_t)c->objs);
 	q = off * c->inv;
-	idx = (size_t)(q >> c->shift | q << ((64 - c->shift) & 63));
+	/* 64 bits until compared: a 32-bit size_t would cut the high bits
+	 * that make every other address fail. */
+	idx = q >> c->shift | q << ((64 - c->shift) & 63);
 	if (!LFPI_H_LIKELY(idx < c->nslots))
 		return lfpi_cache_free_slow(cache, obj);
-	g = &c->gen[2 * idx];
+	g = &c->gen[2 * (size_t)idx];
 	gen = atomic_load_explicit(g, memory_order_relaxed);
 	/* Free already (even): out of line, to be refused. A live
 	 * generation is odd, so a handle never names generation 0; here it
@@ -1322,7 +1332,7 @@ static inline int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	return 0;
 }
 
-static inline void *lfpi_alloc_inline(struct lfp_pool *pool)
+LFPI_H_INLINE void *lfpi_alloc_inline(struct lfp_pool *pool)
 {
 	struct lfp_cache *c = lfpi_cache_last;
 
@@ -1335,7 +1345,7 @@ static inline void *lfpi_alloc_inline(struct lfp_pool *pool)
 	return lfpi_alloc_slow(pool);
 }
 
-static inline int lfpi_free_inline(struct lfp_pool *pool, void *obj)
+LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 {
 	struct lfp_cache *c = lfpi_cache_last;
 

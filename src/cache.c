@@ -275,6 +275,7 @@ static bool cache_fence_all(void)
  */
 static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
 				  uint32_t *emptied, uint32_t *retries);
+static bool cache_wait_other_thief(struct lfp_cache *c);
 
 /*
  * A cache whose owner looks busy is only asked to flush: claiming it
@@ -294,7 +295,7 @@ static bool cache_ask_busy(struct lfp_cache *c)
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
-	struct lfp_cache *victim[CACHE_STEAL_MAX], *c;
+	struct lfp_cache *victim[CACHE_STEAL_MAX], *c, *other = NULL;
 	uint32_t nv, got = 0;
 
 	cache_steals_held++;
@@ -302,15 +303,47 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 	 * Rounds of up to CACHE_STEAL_MAX caches, until one moves slots. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	while (c && !got) {
-		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next)
-			if (c != self &&
-			    atomic_load_explicit(&c->hot.count, memory_order_relaxed) &&
-			    !cache_ask_busy(c) && cache_claim_steal(c))
+		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next) {
+			if (c == self ||
+			    !atomic_load_explicit(&c->hot.count,
+						  memory_order_relaxed) ||
+			    cache_ask_busy(c))
+				continue;
+			if (cache_claim_steal(c))
 				victim[nv++] = c;
+			else
+				other = c; /* another thief has it */
+		}
 		got = cache_steal_round(victim, nv, emptied, retries);
 	}
 	cache_steals_held--;
+	if (!got && other && cache_wait_other_thief(other))
+		got = !lfpi_depot_is_empty(&pool->depot) ||
+		      !lfpi_stack_is_empty(&pool->free);
 	return got;
+}
+
+/*
+ * Another thief held a cache we wanted while we found nothing: it is
+ * moving that cache's slots to the depot right now. Wait for it to let go
+ * (a few hundred instructions, unless it is preempted), so that two
+ * starving threads do not both report exhaustion while one of them is
+ * freeing slots. Not from inside a steal of our own (a signal handler
+ * would wait for itself), and not past a fork (bounded, as in
+ * lfpi_cache_wait_thief). Returns whether to look at the lists again.
+ */
+static bool cache_wait_other_thief(struct lfp_cache *c)
+{
+	if (cache_steals_held)
+		return false;
+	/* Relaxed: the depot's stacks, read next, carry the ordering. */
+	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
+	       LFPI_CTL_STEAL) {
+		if (lfpi_cache_fork_busy())
+			return lfpi_cache_fork_wait();
+		sched_yield();
+	}
+	return true;
 }
 
 /* Empty the claimed caches whose owners are idle; ask the others to
@@ -599,9 +632,20 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 /* Owner: hand the cache back to the registry for the next thread. */
 static void cache_release(struct lfp_cache *c)
 {
+	uint32_t spare;
+
 	cache_drain(c);
-	lfpi_depot_put_spare(&c->pool->depot, c->spare);
+	/*
+	 * The drain may have used the spare, so read it after. Clear it
+	 * before the push: a fork between the two must not find the
+	 * magazine both on the empty stack and here (the child drops at
+	 * most a magazine; never holds one twice). The fence keeps the
+	 * compiler from sinking the store past the push's CAS.
+	 */
+	spare = c->spare;
 	c->spare = LFPI_NIL;
+	atomic_signal_fence(memory_order_seq_cst);
+	lfpi_depot_put_spare(&c->pool->depot, spare);
 	/* Release: pairs with the acquire CAS in cache_claim and the acquire
 	 * load in lfpi_cache_destroy_all. */
 	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
@@ -698,11 +742,11 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 		/*
 		 * A live thread's cache becomes an orphan its thread frees;
 		 * acq_rel pairs with the CAS in cache_thread_exit. Its inline
-		 * paths must never match a pool made later at this address
-		 * (relaxed: see lfpi_alloc_inline in lfpool.h).
+		 * paths must never match a pool made later at this address,
+		 * nor NULL (relaxed: see lfpi_alloc_inline in lfpool.h).
 		 */
 		if (s == LFPI_CACHE_IMPLICIT)
-			atomic_store_explicit(&c->hot.pool, NULL,
+			atomic_store_explicit(&c->hot.pool, LFPI_ORPHAN(c),
 					      memory_order_relaxed);
 		if (s == LFPI_CACHE_IMPLICIT &&
 		    atomic_compare_exchange_strong_explicit(

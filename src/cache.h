@@ -27,7 +27,6 @@ enum {
  * (hooks, debug tools, strict releases), or membarrier(2) is missing and
  * every entry must be the seq_cst one. */
 #define LFPI_CTL_SLOW 4u
-#define LFPI_CTL_GONE 8u  /* the pool is gone; the cache is an orphan */
 
 /* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */
 #define LFPI_CACHE_STATS 9
@@ -64,6 +63,13 @@ struct lfp_cache {
 	uint64_t base[LFPI_CACHE_STATS];
 	_Atomic uint32_t slots[];
 };
+
+/*
+ * What an orphan's hot.pool holds: the cache's own address, which no pool
+ * can have while the cache is mapped, and which is not NULL, so neither
+ * a pool made later at the old pool's address nor a NULL pool matches.
+ */
+#define LFPI_ORPHAN(c) ((struct lfp_pool *)(void *)(c))
 
 /* How an owner's entry to an operation is ordered against a thief. */
 extern int lfpi_cache_membarrier;
