@@ -679,6 +679,34 @@ START_TEST(destroy_under_threads)
 }
 END_TEST
 
+/*
+ * A NULL pool is refused (NULL, -EINVAL) even right after lfp_destroy of
+ * a pool whose implicit cache is still the thread's last one: the
+ * orphaned cache must not be taken for the cache of "no pool" (the
+ * destroyed pool's memory is unmapped, so using the cache crashes).
+ */
+START_TEST(null_pool_after_destroy)
+{
+	struct lfp_pool *pool = test_pool(64, 256);
+	void *p = lfp_alloc(pool), *q;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(lfp_free(pool, p), 0);
+	lfp_destroy(pool);
+	ck_assert_ptr_null(lfp_alloc(NULL));
+	ck_assert_ptr_null((lfp_alloc)(NULL));
+	ck_assert_int_eq(lfp_free(NULL, p), -EINVAL);
+	ck_assert_int_eq((lfp_free)(NULL, p), -EINVAL);
+	ck_assert_uint_eq(lfp_alloc_bulk(NULL, &q, 1), 0);
+	/* The thread goes on with a new pool; the orphan is freed. */
+	pool = test_pool(64, 256);
+	ck_assert_ptr_nonnull(q = lfp_alloc(pool));
+	ck_assert_int_eq(lfp_free(pool, q), 0);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 /* With LFP_F_STRICT, two racing releases of one object: exactly one wins. */
 static struct lfp_pool *rpool;
 static void *_Atomic target;
@@ -741,6 +769,7 @@ int main(void)
 	tcase_add_loop_test(tc, no_false_exhaustion, 0, 4);
 	tcase_add_loop_test(tc, cross_thread_frees, 0, 2);
 	tcase_add_test(tc, destroy_under_threads);
+	tcase_add_test(tc, null_pool_after_destroy);
 	tcase_add_test(tc, strict_racing_double_free);
 	suite_add_tcase(s, tc);
 	return test_run(s);

@@ -466,6 +466,94 @@ START_TEST(fork_against_signal_handler)
 }
 END_TEST
 
+/*
+ * A magazine is in one place at a time: on one of the depot's stacks or a
+ * cache's spare. Threads make explicit caches, load a magazine (which
+ * becomes the cache's spare) and destroy the caches, which gives the
+ * spare back; the child of a fork that lands in lfp_cache_destroy must
+ * not find the spare both on the empty stack and still in the cache,
+ * where the next owner of the cache (or its destroy) uses it again.
+ */
+static struct lfp_pool *mag_pool;
+static unsigned char mag_seen[256];
+static int mag_dup;
+
+static void *mag_worker(void *arg)
+{
+	struct lfp_cache *c;
+	void *o[2];
+
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		if (!(c = lfp_cache_create(mag_pool)))
+			continue;
+		o[0] = lfp_cache_alloc(c); /* a refill: the magazine is spare */
+		o[1] = lfp_cache_alloc(c);
+		lfp_cache_destroy(c);
+		for (int i = 0; i < 2; i++)
+			if (o[i])
+				lfp_free(mag_pool, o[i]);
+	}
+	return NULL;
+}
+
+static int mag_mark(uint32_t m, void *arg)
+{
+	(void)arg;
+	if (m >= sizeof(mag_seen) || mag_seen[m]++) {
+		mag_dup = (int)m;
+		return 1;
+	}
+	return 0;
+}
+
+/* In the child: 0, or 1 + the first magazine found in two places. */
+static int mag_child(void)
+{
+	struct lfpi_depot *d = &mag_pool->depot;
+	struct lfp_cache *c;
+
+	memset(mag_seen, 0, sizeof(mag_seen));
+	if (lfpi_stack_walk(&d->full, mag_mark, NULL) ||
+	    lfpi_stack_walk(&d->empty, mag_mark, NULL))
+		return 1 + mag_dup;
+	for (c = atomic_load(&mag_pool->caches); c; c = c->reg_next)
+		if (c->spare != LFPI_NIL && mag_mark(c->spare, NULL))
+			return 1 + mag_dup;
+	return 0;
+}
+
+START_TEST(fork_keeps_magazines_single)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 64,
+				  .cache_size = 4, .batch_size = 2 };
+	int forks = under_sanitizer() ? 1000 : 4000, status = 0, i;
+	pthread_t th[2];
+
+	ck_assert_int_eq(lfp_create(&cfg, &mag_pool), 0);
+	ck_assert_uint_le(mag_pool->depot.nmags, sizeof(mag_seen));
+	atomic_store(&stop, 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, mag_worker, NULL), 0);
+	for (i = 0; i < forks && !status; i++) {
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(mag_child());
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	}
+	atomic_store(&stop, 1);
+	for (int j = 0; j < 2; j++)
+		pthread_join(th[j], NULL);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "fork %d of %d: magazine %d in two places in the child",
+		      i, forks, WIFEXITED(status) ? WEXITSTATUS(status) - 1 : -1);
+	expect_accounted(mag_pool, 0);
+	lfp_destroy(mag_pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
@@ -476,6 +564,7 @@ int main(void)
 	tcase_add_loop_test(tc, fork_keeps_own_cache_usable, 0, 2);
 	tcase_add_test(tc, app_handlers_may_use_pools);
 	tcase_add_test(tc, fork_against_signal_handler);
+	tcase_add_test(tc, fork_keeps_magazines_single);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
