@@ -193,6 +193,16 @@ struct lfp_pool {
 	_Atomic(struct lfpi_rcu_slot *) rcu; /* mapped on first use (rcu.c) */
 	size_t rcu_size;
 
+	/*
+	 * LFP_F_WAIT_DEFERRED (rcu.c): every deferred slot that comes back
+	 * advances rcu_epoch, on which allocations waiting for one sleep;
+	 * rcu_sleepers is set while one may sleep. On their own line: the
+	 * call_rcu thread writes it once per slot.
+	 */
+	alignas(LFPI_CACHELINE) _Atomic uint32_t rcu_epoch;
+	_Atomic uint32_t rcu_sleepers;
+	_Atomic uint64_t rcu_waits; /* sleeps, for the tests */
+
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
 
@@ -206,7 +216,8 @@ struct lfp_pool {
 
 /* slab.c: sizing, alignment, index <-> pointer, memory. */
 
-#define LFPI_KNOWN_FLAGS (LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON)
+#define LFPI_KNOWN_FLAGS \
+	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_WAIT_DEFERRED)
 
 struct lfpi_layout {
 	size_t align;     /* object alignment */
@@ -663,6 +674,7 @@ static inline int lfpi_cache_free(struct lfp_cache *c, void *obj)
 struct lfpi_want {
 	uint32_t trim_seq;
 	uint32_t attempt;
+	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
 };
 
 /*
@@ -674,13 +686,19 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 {
 	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
 	w->attempt = 0;
+	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which
+	 * follows the push of a reclaimed slot: that slot is on the list
+	 * before our first pop looks. */
+	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
 }
 
 /*
  * An allocation found the pool exhausted (after stealing). If a trim had
  * the free list aside at any time since lfpi_want_init, wait for it to
- * end and try again; otherwise apply the pool's policy. Returns true if
- * the allocation should try again.
+ * end and try again; with LFP_F_WAIT_DEFERRED, while deferred releases
+ * are pending, wait for one to come back and try again (lfpi_rcu_wait);
+ * otherwise apply the pool's policy. Returns true if the allocation
+ * should try again.
  */
 bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
 
@@ -710,6 +728,15 @@ static inline bool lfpi_fork_waited(void)
 struct lfpi_rcu_slot;
 /* At lfp_destroy: wait for pending deferred releases, unmap the table. */
 void lfpi_rcu_destroy(struct lfp_pool *pool);
+/*
+ * An allocation found a pool with LFP_F_WAIT_DEFERRED exhausted. If a
+ * deferred slot came back since w was last looked at, return true at
+ * once; if some are pending and the caller may wait for a grace period,
+ * sleep until one comes back (or a while) and return true. Otherwise
+ * (none pending, or inside a read-side section or a call_rcu callback)
+ * return false: the policy applies.
+ */
+bool lfpi_rcu_wait(struct lfp_pool *pool, struct lfpi_want *w);
 
 /* debug.c: consistency checks for tests and the stress harness. */
 
