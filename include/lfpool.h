@@ -621,11 +621,12 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * with pkg-config --libs lfpool liburcu-memb.
  *
  * Sizing. A deferred slot is neither live nor free until liburcu's
- * call_rcu thread returns it, and that thread works in rounds: with
- * liburcu 0.13 a slot comes back 10 to 11 ms after its release when the
- * thread is idle, and after about 10 ms on average under a steady stream
- * of releases (measured with the memb flavour and no long readers; a
- * reader that stays in its critical section lengthens it). So a pool
+ * call_rcu thread returns it, and that thread works in 10 ms rounds:
+ * with liburcu 0.13 a slot came back a median 10.1 ms after its release
+ * (5 to 18 ms) when the thread was idle, and after 9.4 to 11 ms on
+ * average under a steady stream of releases (measured with the memb
+ * flavour on a 2-core machine, with no long readers; a reader that
+ * stays in its critical section lengthens it). So a pool
  * whose writers release R objects a second this way holds about
  * R x 10 ms slots pending at any time, and recycles at most
  * spare / 10 ms of them a second, where spare is capacity minus the
