@@ -626,11 +626,10 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * (5 to 18 ms) when the thread was idle, and after 9.4 to 11 ms on
  * average under a steady stream of releases (measured with the memb
  * flavour on a 2-core machine, with no long readers; a reader that
- * stays in its critical section lengthens it). So a pool
- * whose writers release R objects a second this way holds about
- * R x 10 ms slots pending at any time, and recycles at most
- * spare / 10 ms of them a second, where spare is capacity minus the
- * live objects. Give it
+ * stays in its critical section lengthens it). So a pool whose writers
+ * release R objects a second this way holds about R x 10 ms slots
+ * pending at any time, and recycles at most spare / 10 ms of them a
+ * second, where spare is capacity minus the live objects. Give it
  *     spare >= R x 10 ms x 2
  * (twice the mean, for rounds that run late and bursts of releases):
  * 20,000 spare slots for a million replacements a second. Measure R and
