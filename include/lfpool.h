@@ -24,7 +24,8 @@
  * lfp_cache_free and lfp_cache_free_handle on an explicit cache that only
  * the handler uses, and lfp_alloc, lfp_free and lfp_free_handle on a pool
  * made with LFP_F_NO_CACHE, provided the pool's exhaust policy is
- * LFP_EXHAUST_NULL (GROW takes a lock, RECLAIM calls out, ABORT prints),
+ * LFP_EXHAUST_NULL (GROW takes a lock, RECLAIM calls out, ABORT prints)
+ * and it was made without LFP_F_WAIT_DEFERRED (which waits),
  * its hooks are themselves async-signal-safe, and the interrupted thread
  * is not inside lfp_trim on that pool (an allocation that finds the pool
  * empty waits for a running trim). The read-only calls (lfp_owns,
@@ -155,6 +156,23 @@ enum lfp_exhaust {
  * is the same with and without it.
  */
 #define LFP_F_HUGEPAGE (1u << 3)
+
+/*
+ * An allocation that finds the pool exhausted while slots released with
+ * lfp_free_deferred are still waiting for their grace period waits for
+ * one of them to come back, instead of applying the exhaust policy at
+ * once (NULL, growth, reclaim or abort come only once none is pending).
+ * Waiters sleep until the call_rcu thread returns a slot (they start no
+ * grace period of their own, so many waiters cost no more than one).
+ * An allocation inside an RCU read-side critical section, or in a
+ * call_rcu callback, never waits (it would wait for itself): there the
+ * policy applies at once, as without the flag. The wait lasts as long as
+ * a grace period, which a reader that stays in its critical section
+ * prolongs; a thread that holds a lock a reader needs must not allocate
+ * from such a pool. In a child of fork it needs liburcu's fork protocol,
+ * as deferred release does. See lfp_free_deferred for sizing the pool.
+ */
+#define LFP_F_WAIT_DEFERRED (1u << 4)
 
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
@@ -318,7 +336,10 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * looks exhausted, the allocation waits for an lfp_trim that has the free
  * list aside, for a thread that is emptying the caller's own cache at
  * that moment (a few hundred instructions, unless that thread is
- * preempted), or for a fork being prepared (20 ms at most), and applies
+ * preempted), or for a fork being prepared (20 ms at most); with
+ * LFP_F_WAIT_DEFERRED, while slots released with lfp_free_deferred are
+ * pending, it sleeps until one comes back (a grace period, about 10 ms;
+ * never inside a read-side critical section). Then it applies
  * the policy: LFP_EXHAUST_GROW takes the growth
  * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
  * maps its cache (a system call).
@@ -641,10 +662,25 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * as liburcu requires of every thread that calls call_rcu (readers must be
  * registered anyway). Programs that use the urcu API themselves link it
  * with pkg-config --libs lfpool liburcu-memb.
- * Grace periods are liburcu's: with liburcu 0.13 a deferred slot comes
- * back about 10 ms after its release, so a pool recycles at most about
- * (spare slots / 10 ms) deferred releases a second; size pools that use
- * it with that in mind, or call lfp_barrier when one runs dry.
+ *
+ * Sizing. A deferred slot is neither live nor free until liburcu's
+ * call_rcu thread returns it, and that thread works in 10 ms rounds:
+ * with liburcu 0.13 a slot came back a median 10.1 ms after its release
+ * (5 to 18 ms) when the thread was idle, and after 9.4 to 11 ms on
+ * average under a steady stream of releases (measured with the memb
+ * flavour on a 2-core machine, with no long readers; a reader that
+ * stays in its critical section lengthens it). So a pool whose writers
+ * release R objects a second this way holds about R x 10 ms slots
+ * pending at any time, and recycles at most spare / 10 ms of them a
+ * second, where spare is capacity minus the live objects. Give it
+ *     spare >= R x 10 ms x 2
+ * (twice the mean, for rounds that run late and bursts of releases):
+ * 20,000 spare slots for a million replacements a second. Measure R and
+ * the pending count on the real load with lfp_deferred_pending. Below
+ * that, allocations find the pool exhausted while slots are pending: by
+ * default they return NULL (or grow, reclaim, abort); with
+ * LFP_F_WAIT_DEFERRED they wait for the slots instead, which caps the
+ * writers at spare / 10 ms replacements a second rather than failing.
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
@@ -655,11 +691,24 @@ LFP_API int lfp_free_deferred(struct lfp_pool *pool, void *obj);
 /*
  * Wait until every deferred release issued before the call has returned
  * its slot to the pool (rcu_barrier; about 10 ms with liburcu 0.13).
- * lfp_destroy does this itself.
+ * lfp_destroy does this itself. An allocation that runs a pool dry need
+ * not call it: LFP_F_WAIT_DEFERRED makes lfp_alloc wait for the slots.
  * Must not be called inside an RCU read-side critical section.
  * Thread safety: any thread. Progress: blocking.
  */
 LFP_API void lfp_barrier(struct lfp_pool *pool);
+
+/*
+ * How many slots released with lfp_free_deferred are waiting for their
+ * grace period now (lfp_stats's deferred, without its walk of the
+ * caches). Sample it under load to size a pool: see lfp_free_deferred.
+ *
+ * Returns the count, 0 if pool is NULL.
+ * Thread safety: any thread, concurrently with any pool call but
+ * lfp_destroy; under concurrent releases it is a recent value.
+ * Progress: wait-free.
+ */
+LFP_API uint64_t lfp_deferred_pending(const struct lfp_pool *pool);
 
 /*
  * Generational handles

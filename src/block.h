@@ -116,6 +116,16 @@ struct lfp_pool {
 	_Atomic(struct lfpi_rcu_slot *) rcu; /* mapped on first use (rcu.c) */
 	size_t rcu_size;
 
+	/*
+	 * LFP_F_WAIT_DEFERRED (rcu.c): every deferred slot that comes back
+	 * advances rcu_epoch, on which allocations waiting for one sleep;
+	 * rcu_sleepers is set while one may sleep. On their own line: the
+	 * call_rcu thread writes it once per slot.
+	 */
+	alignas(LFPI_CACHELINE) _Atomic uint32_t rcu_epoch;
+	_Atomic uint32_t rcu_sleepers;
+	_Atomic uint64_t rcu_waits; /* sleeps, for the tests */
+
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
 

@@ -120,6 +120,11 @@ bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 
 	if (grow_trim_overlapped(pool, w))
 		return true;
+	/* Slots waiting for a grace period are the pool's before any
+	 * policy: growing or reclaiming a victim would be premature. */
+	if (LFPI_UNLIKELY(pool->flags & LFP_F_WAIT_DEFERRED) &&
+	    lfpi_rcu_wait(pool, w))
+		return true;
 	switch (pool->exhaust) {
 	case LFP_EXHAUST_GROW:
 		limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);

@@ -86,6 +86,9 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	atomic_init(&pool->trimmed, 0);
 	atomic_init(&pool->ctor_due, NULL);
 	atomic_init(&pool->rcu, NULL);
+	atomic_init(&pool->rcu_epoch, 0);
+	atomic_init(&pool->rcu_sleepers, 0);
+	atomic_init(&pool->rcu_waits, 0);
 	atomic_init(&pool->caches, NULL);
 	for (unsigned i = 0; i < LFPI_SHARDS; i++)
 		lfpi_counters_init(&pool->shard[i]);

@@ -164,6 +164,7 @@ uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
 struct lfpi_want {
 	uint32_t trim_seq;
 	uint32_t attempt;
+	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
 };
 
 /*
@@ -175,13 +176,19 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 {
 	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
 	w->attempt = 0;
+	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which
+	 * follows the push of a reclaimed slot: that slot is on the list
+	 * before our first pop looks. */
+	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
 }
 
 /*
  * An allocation found the pool exhausted (after stealing). If a trim had
  * the free list aside at any time since lfpi_want_init, wait for it to
- * end and try again; otherwise apply the pool's policy. Returns true if
- * the allocation should try again.
+ * end and try again; with LFP_F_WAIT_DEFERRED, while deferred releases
+ * are pending, wait for one to come back and try again (lfpi_rcu_wait);
+ * otherwise apply the pool's policy. Returns true if the allocation
+ * should try again.
  */
 bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
 
@@ -205,5 +212,14 @@ static inline bool lfpi_fork_waited(void)
 struct lfpi_rcu_slot;
 /* At lfp_destroy: wait for pending deferred releases, unmap the table. */
 void lfpi_rcu_destroy(struct lfp_pool *pool);
+/*
+ * An allocation found a pool with LFP_F_WAIT_DEFERRED exhausted. If a
+ * deferred slot came back since w was last looked at, return true at
+ * once; if some are pending and the caller may wait for a grace period,
+ * sleep until one comes back (or a while) and return true. Otherwise
+ * (none pending, or inside a read-side section or a call_rcu callback)
+ * return false: the policy applies.
+ */
+bool lfpi_rcu_wait(struct lfp_pool *pool, struct lfpi_want *w);
 
 #endif /* LFPOOL_POOL_H */

@@ -10,9 +10,16 @@
  * release (untouched pages of it cost nothing).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <urcu/urcu-memb.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "pool.h"
 
@@ -51,6 +58,34 @@ static struct lfpi_rcu_slot *rcu_table(struct lfp_pool *pool)
 	return t;
 }
 
+/*
+ * LFP_F_WAIT_DEFERRED. A slot came back: advance the epoch, and wake the
+ * allocations sleeping on it, if any. Their side is rcu_sleep.
+ */
+static void rcu_wake(struct lfp_pool *pool)
+{
+	/*
+	 * seq_cst, the increment and the load of rcu_sleepers: a Dekker
+	 * pair with rcu_sleep's store of rcu_sleepers and load of the
+	 * epoch. Either the sleeper sees the new epoch and stays awake, or
+	 * we see it and wake it. Also a release: pairs with the acquire
+	 * loads of the epoch in lfpi_want_init and lfpi_rcu_wait, so the
+	 * slot we pushed is on the list for whoever sees the new epoch.
+	 */
+	atomic_fetch_add_explicit(&pool->rcu_epoch, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&pool->rcu_sleepers, memory_order_seq_cst))
+		return;
+	/* Relaxed: it only elects one waker per sleep; the ordering is the
+	 * Dekker pair's above. */
+	if (!atomic_exchange_explicit(&pool->rcu_sleepers, 0,
+				      memory_order_relaxed))
+		return;
+#ifdef __linux__
+	syscall(SYS_futex, &pool->rcu_epoch, FUTEX_WAKE_PRIVATE, INT_MAX,
+		NULL, NULL, 0);
+#endif
+}
+
 /* After the grace period, in liburcu's call_rcu thread. */
 static void rcu_reclaim(struct rcu_head *head)
 {
@@ -78,8 +113,13 @@ static void rcu_reclaim(struct rcu_head *head)
 	if (pool->debug)
 		lfpi_debug_free(pool, idx);
 	lfpi_stack_push(&pool->free, idx, idx);
+	if (pool->flags & LFP_F_WAIT_DEFERRED)
+		rcu_wake(pool);
+	/* Release, after the epoch moved: pairs with the acquire loads in
+	 * rcu_pending, so a waiter that counts this slot back sees the new
+	 * epoch too (and looks again rather than giving up). */
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->reclaimed, 1,
-				  memory_order_relaxed);
+				  memory_order_release);
 	/* rcu_barrier returns after this callback: pairs with the
 	 * __tsan_acquire in lfp_barrier and lfpi_rcu_destroy. */
 	lfpi_tsan_release(&pool->rcu);
@@ -138,4 +178,94 @@ void lfpi_rcu_destroy(struct lfp_pool *pool)
 	urcu_memb_barrier(); /* no callback may run on a freed pool */
 	lfpi_tsan_acquire(&pool->rcu);
 	munmap(t, pool->rcu_size);
+}
+
+/*
+ * Deferred slots whose grace period has not ended yet. Reclaimed first:
+ * a slot is counted deferred before its callback can count it back, so
+ * read in this order a slot is never counted back without being counted
+ * out (relaxed loads of other shards may still reorder; the clamp keeps
+ * that from wrapping).
+ */
+static uint64_t rcu_pending(const struct lfp_pool *pool)
+{
+	uint64_t back = 0, out = 0;
+
+	for (unsigned i = 0; i < LFPI_SHARDS; i++)
+		/* Acquire: pairs with the release increment in rcu_reclaim. */
+		back += atomic_load_explicit(&pool->shard[i].reclaimed,
+					     memory_order_acquire);
+	for (unsigned i = 0; i < LFPI_SHARDS; i++)
+		out += atomic_load_explicit(&pool->shard[i].deferred,
+					    memory_order_relaxed);
+	return out > back ? out - back : 0;
+}
+
+uint64_t lfp_deferred_pending(const struct lfp_pool *pool)
+{
+	return pool ? rcu_pending(pool) : 0;
+}
+
+/*
+ * Whether this thread must not wait for a grace period: inside a
+ * read-side section it would wait for itself; in a call_rcu thread
+ * (a callback that allocates) it would wait for the callbacks queued
+ * behind the one it runs, ours among them.
+ */
+static bool rcu_cannot_wait(void)
+{
+	struct call_rcu_data *crdp;
+
+	if (urcu_memb_read_ongoing())
+		return true;
+	crdp = urcu_memb_get_thread_call_rcu_data();
+	return crdp && pthread_equal(urcu_memb_get_call_rcu_thread(crdp),
+				     pthread_self());
+}
+
+/* The longest sleep before a waiter looks again by itself: it is woken
+ * when a slot comes back, this only bounds a wait gone wrong. */
+#define RCU_NAP_NS 50000000L
+
+/* Sleep until the epoch moves past seen (or RCU_NAP_NS). */
+static void rcu_sleep(struct lfp_pool *pool, uint32_t seen)
+{
+	struct timespec nap = { .tv_sec = 0, .tv_nsec = RCU_NAP_NS };
+
+	/* seq_cst, both: the other half of rcu_wake's Dekker pair. */
+	atomic_store_explicit(&pool->rcu_sleepers, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&pool->rcu_epoch, memory_order_seq_cst) != seen)
+		return;
+#ifdef __linux__
+	/* The kernel compares the epoch with seen under its own lock, so a
+	 * wake between our load and the sleep is not lost. */
+	syscall(SYS_futex, &pool->rcu_epoch, FUTEX_WAIT_PRIVATE, seen, &nap,
+		NULL, 0);
+#else
+	nap.tv_nsec = 1000000L; /* no futex: poll every millisecond */
+	nanosleep(&nap, NULL);
+#endif
+}
+
+bool lfpi_rcu_wait(struct lfp_pool *pool, struct lfpi_want *w)
+{
+	/* Pending first: a slot it counts back moved the epoch before
+	 * (see rcu_reclaim), so the load below sees that. */
+	uint64_t pending = rcu_pending(pool);
+	/* Acquire: pairs with rcu_wake's increment, which follows its
+	 * push; seen the new epoch, the slot is on the list. */
+	uint32_t now = atomic_load_explicit(&pool->rcu_epoch,
+					    memory_order_acquire);
+
+	if (now != w->rcu_epoch) {
+		w->rcu_epoch = now; /* some came back since we looked */
+		return true;
+	}
+	if (!pending || rcu_cannot_wait())
+		return false;
+	atomic_fetch_add_explicit(&pool->rcu_waits, 1, memory_order_relaxed);
+	rcu_sleep(pool, now);
+	/* Whether woken or not, look again: the caller pops first, and
+	 * comes back here if others took what came back. */
+	return true;
 }

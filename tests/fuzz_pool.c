@@ -364,7 +364,10 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	c.capacity = b & 0x80 ? (uint32_t)(b & 0x7f) + 1 : fz_caps[b % 16];
 	c.max_capacity = fz_pick_max(c.capacity, in8());
 	b = in8();
-	/* The three flags, and sometimes one of the bits 3..18 no flag has. */
+	/* The three flags, and sometimes one of the bits 3..18: bit 3 is
+	 * LFP_F_WAIT_DEFERRED (which waits for nothing here: the model
+	 * ends grace periods before an allocation could meet one), the
+	 * others are no flag's. */
 	c.flags = (b & 7) | (b & 8 ? 1u << (3 + (b >> 4)) : 0);
 	c.cache_size = fz_cache_sizes[in8() % 8];
 	b = in8();
@@ -383,7 +386,8 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 }
 
 #define FZ_KNOWN_FLAGS \
-	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE)
+	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE |         \
+	 LFP_F_WAIT_DEFERRED)
 
 /* Outcomes lfp_create may have: bits of FZ_OK, FZ_INVAL, ... */
 #define FZ_OK 1u
