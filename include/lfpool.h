@@ -42,7 +42,8 @@
  * into the free list, so their idle slots can be allocated. Objects those
  * threads held are never released in the child, and the slots of a thread
  * that was in the middle of an lfp call at that moment (its cache, or a
- * batch moving between the free list and its cache) are lost to the
+ * magazine moving between the pool and its cache, or, on the shared
+ * path, the magazine it was taking one slot out of) are lost to the
  * child, never handed out twice. The child may call every function
  * on the pool, including lfp_destroy; explicit caches made by threads
  * that did not come along may be destroyed (or used) by the child.
@@ -198,8 +199,9 @@ struct lfp_config {
 	uint32_t cache_size; /* slots a thread cache holds, up to
 				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
 				clamped to 2 .. 64 */
-	uint32_t batch_size; /* slots moved between a cache and the shared
-				list at once, <= cache_size; 0 = half */
+	uint32_t batch_size; /* slots moved between a cache and the pool
+				at once (a magazine), <= cache_size;
+				0 = half */
 
 	/* When the pool is exhausted (enum lfp_exhaust); 0 = return NULL. */
 	uint32_t exhaust;
@@ -246,7 +248,8 @@ struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
 	uint64_t live;           /* allocated and not yet released */
 	uint64_t cached;         /* free, but parked in a thread's cache */
-	uint64_t free;           /* the rest: on the shared list, never used */
+	uint64_t free;           /* the rest: in the pool's magazines or on
+				    its free list, or never used */
 	uint64_t high_water;     /* slots ever taken into use: lfp_extent. The
 				    most slots in use at once (live + cached)
 				    is at most this; caches take fresh slots
@@ -255,10 +258,12 @@ struct lfp_stats {
 	uint64_t frees;          /* successful releases */
 	uint64_t failed_allocs;  /* allocations that found the pool exhausted */
 	uint64_t rejected_frees; /* releases refused (bad, foreign, double) */
-	uint64_t cas_retries;    /* failed compare-and-swaps on the shared list */
+	uint64_t cas_retries;    /* failed compare-and-swaps on the pool's
+				    lists (magazines, free slots) */
 	uint64_t cache_hits;     /* allocations served by a cache directly */
-	uint64_t refills;        /* batches a cache took from the shared list */
-	uint64_t flushes;        /* batches a cache gave back */
+	uint64_t refills;        /* magazines (or runs of free or fresh
+				    slots) a cache took from the pool */
+	uint64_t flushes;        /* magazines a cache gave back */
 	uint64_t steals;         /* idle caches emptied by a starving thread */
 	uint64_t deferred;       /* released with lfp_free_deferred, waiting
 				    for a grace period (neither live nor free) */
@@ -321,9 +326,10 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  *
  * Unless the pool has LFP_F_NO_CACHE, the object comes from the calling
  * thread's cache for this pool, made on the thread's first call and given
- * back when the thread exits; the cache exchanges batches with the shared
- * free list. Slots parked in other threads' caches are not lost: when the
- * shared list runs dry, the allocation empties idle caches into it first.
+ * back when the thread exits; the cache exchanges whole magazines of free
+ * slots with the pool. Slots parked in other threads' caches are not
+ * lost: when the pool runs dry, the allocation empties idle caches into
+ * it first.
  *
  * Returns the object, or NULL if the pool is exhausted (or pool is NULL).
  * When every other thread is outside lfp calls, one thread can allocate
@@ -334,9 +340,10 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free while the pool has free slots. When it
  * looks exhausted, the allocation waits for an lfp_trim that has the free
- * list aside, for a thread that is emptying the caller's own cache at
- * that moment (a few hundred instructions, unless that thread is
- * preempted), or for a fork being prepared (20 ms at most); with
+ * list aside, for a thread that is emptying the caller's own cache, or a
+ * cache the caller found nothing else to take from, at that moment (a
+ * few hundred instructions, unless that thread is preempted), or for a
+ * fork being prepared (20 ms at most); with
  * LFP_F_WAIT_DEFERRED, while slots released with lfp_free_deferred are
  * pending, it sleeps until one comes back (a grace period, about 10 ms;
  * never inside a read-side critical section). Then it applies
@@ -452,7 +459,7 @@ LFP_API size_t lfp_cache_free_bulk(struct lfp_cache *cache,
 				   void *const *objs, size_t n);
 
 /*
- * Give every cached slot back to the shared free list (before a worker
+ * Give every cached slot back to the pool (before a worker
  * goes idle, say). NULL is ignored.
  * Thread safety: the cache's thread. Progress: as lfp_cache_destroy.
  */

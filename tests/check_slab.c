@@ -14,7 +14,7 @@
 /* Hundredths of a byte of metadata per slot, at the default batch of 32:
  * 8 (next, generation) + 4 (a magazine entry) + 8 / 32 (its header). */
 #define DOC_META_PER_SLOT_100 1225u
-#define DOC_HEADER 7088u      /* bytes of the fixed header */
+#define DOC_HEADER 7152u      /* bytes of the fixed header */
 
 static int try_create(struct lfp_config cfg)
 {
