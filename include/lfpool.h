@@ -1268,8 +1268,8 @@ struct lfpi_cache_hot {
 	_Atomic uint32_t *gen;   /* slot i's generation is gen[2 * i] */
 	uint64_t inv;            /* stride >> shift is odd; inv is its
 				    inverse modulo 2^64 */
-	uint32_t shift;
-	uint32_t nslots;         /* slots laid out; 0 if every release
+	uint64_t shift;
+	uint64_t nslots;         /* slots laid out; 0 if every release
 				    takes the out-of-line path */
 	_Atomic uint64_t allocs; /* counters only the owner writes */
 	_Atomic uint64_t frees;
@@ -1324,7 +1324,7 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 		return (void *)0;
 	ctl = lfpi_cache_enter_fast(c);
 	n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	if (!LFPI_H_LIKELY((ctl | (n == 0)) == 0))
+	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_alloc_slow(cache, ctl);
 	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
@@ -1376,7 +1376,7 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 	ctl = lfpi_cache_enter_fast(c);
 	n = atomic_load_explicit(&c->count, memory_order_relaxed);
-	if (!LFPI_H_LIKELY((ctl | (n == c->size)) == 0)) {
+	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != c->size)) {
 		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
 		return 0;
 	}
