@@ -33,15 +33,17 @@ static bool slab_round_up(size_t x, size_t a, size_t *out)
 }
 
 /*
- * The default cache: 64 slots, fewer in small pools so that caches do not
- * hoard a large share of the pool (capacity / 64, at least 2).
+ * The default cache: 256 slots (two magazines of 128), fewer in small
+ * pools so that caches do not hoard a large share of the pool (capacity /
+ * 64, at least 2). A burst of a thousand allocations then costs eight
+ * magazine exchanges, not thirty-two.
  */
 static uint32_t slab_cache_size(const struct lfp_config *cfg)
 {
 	uint32_t n = cfg->capacity / 64;
 
 
-	return n < 2 ? 2 : n > 64 ? 64 : n;
+	return n < 2 ? 2 : n > 256 ? 256 : n;
 }
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)

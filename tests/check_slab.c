@@ -11,10 +11,10 @@
  * test below holds lfp_memory_size and the README to these numbers, so a
  * change to the metadata or the header fails here until both agree.
  */
-/* Hundredths of a byte of metadata per slot, at the default batch of 32:
- * 8 (next, generation) + 4 (a magazine entry) + 8 / 32 (its header). */
-#define DOC_META_PER_SLOT_100 1225u
-#define DOC_HEADER 7152u      /* bytes of the fixed header */
+/* Ten-thousandths of a byte of metadata per slot, at the default batch of
+ * 128: 8 (next, generation) + 4 (a magazine entry) + 8 / 128 (its header). */
+#define DOC_META_PER_SLOT_10K 120625u
+#define DOC_HEADER 19676u     /* bytes of the fixed part */
 
 static int try_create(struct lfp_config cfg)
 {
@@ -221,7 +221,7 @@ static const char *with_commas(size_t n, char *buf, size_t len)
 
 /*
  * The overhead README.md states: per slot, lfp_memory_size grows by the
- * stride plus DOC_META_PER_SLOT_100 / 100, and the rest is a fixed header of
+ * stride plus DOC_META_PER_SLOT_10K / 10000, and the rest is a fixed header of
  * DOC_HEADER bytes; the README says both numbers.
  */
 START_TEST(documented_overhead)
@@ -234,12 +234,13 @@ START_TEST(documented_overhead)
 
 	c.capacity = 2000000;
 	two = lfp_memory_size(&c);
-	/* The parts are rounded up to cache lines: within 64 bytes. */
+	/* Magazines come whole and parts are rounded up to cache lines:
+	 * within one magazine (520 bytes) and a line. */
 	ck_assert_uint_le(two - one,
-			  1000000u * 64 + 10000u * DOC_META_PER_SLOT_100 + 64);
+			  1000000u * 64 + 100u * DOC_META_PER_SLOT_10K + 600);
 	ck_assert_uint_ge(two - one,
-			  1000000u * 64 + 10000u * DOC_META_PER_SLOT_100 - 64);
-	ck_assert_uint_eq(one - 1000000u * 64 - 10000u * DOC_META_PER_SLOT_100,
+			  1000000u * 64 + 100u * DOC_META_PER_SLOT_10K - 600);
+	ck_assert_uint_eq(one - 1000000u * 64 - 100u * DOC_META_PER_SLOT_10K,
 			  DOC_HEADER);
 	f = fopen(TEST_README, "r");
 	ck_assert_msg(f != NULL, "cannot open %s", TEST_README);
@@ -249,8 +250,8 @@ START_TEST(documented_overhead)
 	text = calloc(1, (size_t)len + 1);
 	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
 	fclose(f);
-	snprintf(want, sizeof(want), "%u.%02u bytes of metadata per slot",
-		 DOC_META_PER_SLOT_100 / 100, DOC_META_PER_SLOT_100 % 100);
+	snprintf(want, sizeof(want), "%u.%04u bytes of metadata per slot",
+		 DOC_META_PER_SLOT_10K / 10000, DOC_META_PER_SLOT_10K % 10000);
 	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
 	snprintf(want, sizeof(want), "a header of %u bytes", DOC_HEADER);
 	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
