@@ -176,6 +176,10 @@ int main(void)
 	Suite *s = suite_create("debug");
 	TCase *tc = tcase_create("debug");
 
+	/* Under a sanitizer on a loaded machine the larger pools take
+	 * seconds: more than Check's default of 4. */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_loop_test(tc, released_objects_are_marked, 0, TEST_NMODES);
 	tcase_add_loop_test_raise_signal(tc, write_after_release_aborts,
 					 SIGABRT, 0, TEST_NMODES);

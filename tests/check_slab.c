@@ -413,6 +413,10 @@ int main(void)
 	Suite *s = suite_create("slab");
 	TCase *tc = tcase_create("slab");
 
+	/* Under a sanitizer on a loaded machine the larger pools take
+	 * seconds: more than Check's default of 4. */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_test(tc, rejects_bad_configs);
 	tcase_add_test(tc, memory_size_matches_validation);
 	tcase_add_test(tc, alignment_and_stride);
