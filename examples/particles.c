@@ -192,19 +192,16 @@ static unsigned cast_rate(unsigned frame)
 }
 
 /*
- * Take up to n new particles from my cache into objs; returns how many
- * the pool had. One call per particle today: a bulk call would replace
- * this loop, and nothing else.
+ * Take up to n new particles from my cache into objs, in one bulk call
+ * that moves whole magazines between the cache and the pool; returns how
+ * many the pool had (when fewer than n, the pool counted one failed
+ * allocation, as a single lfp_cache_alloc returning NULL would).
  */
 #define SPAWN_BATCH 64
 
 static unsigned take(struct worker *me, void **objs, unsigned n)
 {
-	unsigned got = 0;
-
-	while (got < n && (objs[got] = lfp_cache_alloc(me->cache)))
-		got++;
-	return got;
+	return (unsigned)lfp_cache_alloc_bulk(me->cache, objs, n);
 }
 
 static void launch(struct worker *me, struct particle *p, float cx)

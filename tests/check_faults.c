@@ -192,7 +192,8 @@ static const struct cache_default cache_defaults[] = {
 	{ 4096, 64 },    /* 4096 / 64 = 64 */
 	{ 1024, 16 },    /* 1024 / 64 */
 	{ 64, 2 },       /* 1, clamped up to 2 */
-	{ 1 << 20, 64 }, /* 16384, clamped down to 64 */
+	{ 16384, 256 },  /* 16384 / 64 = 256 */
+	{ 1 << 20, 256 }, /* 16384, clamped down to 256 */
 };
 
 START_TEST(default_cache_size)
