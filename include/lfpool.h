@@ -1262,7 +1262,11 @@ struct lfpi_cache_hot {
 	_Atomic uint32_t active; /* 1 while the owner is in an operation */
 	_Atomic uint32_t ctl;    /* non-zero: take the out-of-line path */
 	uint32_t size;           /* slots[] holds this many */
-	_Atomic uint32_t *slots;
+	/* Plain: only the owner touches them, or a thread that took the
+	 * cache from it through the handshake (ownership moves with the
+	 * release and acquire on active and ctl, as an object's bytes move
+	 * with the free lists' CAS). */
+	uint32_t *slots;
 	char *objs;              /* the pool's first object */
 	size_t stride;           /* bytes from one object to the next */
 	_Atomic uint32_t *gen;   /* slot i's generation is gen[2 * i] */
@@ -1326,7 +1330,7 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	n = atomic_load_explicit(&c->count, memory_order_relaxed);
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_alloc_slow(cache, ctl);
-	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
+	idx = c->slots[n - 1];
 	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
@@ -1380,7 +1384,7 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
 		return 0;
 	}
-	atomic_store_explicit(&c->slots[n], (uint32_t)idx, memory_order_relaxed);
+	c->slots[n] = (uint32_t)idx;
 	atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
 	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);

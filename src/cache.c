@@ -121,7 +121,7 @@ static _Atomic uint64_t *cache_word(const struct lfp_cache *c, size_t off)
  * every magazine is in use, onto the free list as one chain. The caller
  * owns the slots (and *spare, a magazine or LFPI_NIL).
  */
-static void cache_give(struct lfp_pool *pool, _Atomic uint32_t *idx,
+static void cache_give(struct lfp_pool *pool, const uint32_t *idx,
 		       uint32_t n, uint32_t *spare, uint32_t *retries)
 {
 	uint32_t m = pool->depot.size, k, i;
@@ -132,17 +132,9 @@ static void cache_give(struct lfp_pool *pool, _Atomic uint32_t *idx,
 			continue;
 		/* Relaxed links: the push's release publishes them. */
 		for (i = 0; i + 1 < n; i++)
-			atomic_store_explicit(
-				&pool->slots[atomic_load_explicit(
-						     &idx[i], memory_order_relaxed)]
-					 .next,
-				atomic_load_explicit(&idx[i + 1],
-						     memory_order_relaxed),
-				memory_order_relaxed);
-		*retries += lfpi_stack_push(
-			&pool->free,
-			atomic_load_explicit(&idx[0], memory_order_relaxed),
-			atomic_load_explicit(&idx[n - 1], memory_order_relaxed));
+			atomic_store_explicit(&pool->slots[idx[i]].next,
+					      idx[i + 1], memory_order_relaxed);
+		*retries += lfpi_stack_push(&pool->free, idx[0], idx[n - 1]);
 		return;
 	}
 }
@@ -167,14 +159,10 @@ static uint32_t cache_empty(struct lfp_cache *c, uint32_t *spare,
  * full cache to the depot and slide the rest down. Returns the new count. */
 static uint32_t cache_flush_cold(struct lfp_cache *c, uint32_t n)
 {
-	uint32_t b = c->batch, retries = 0, i;
+	uint32_t b = c->batch, retries = 0;
 
 	cache_give(c->pool, c->slots, b, &c->spare, &retries);
-	for (i = b; i < n; i++)
-		atomic_store_explicit(
-			&c->slots[i - b],
-			atomic_load_explicit(&c->slots[i], memory_order_relaxed),
-			memory_order_relaxed);
+	memmove(c->slots, c->slots + b, (n - b) * sizeof(c->slots[0]));
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.flushes, 1);
 	return n - b;
@@ -194,13 +182,11 @@ static uint32_t cache_refill(struct lfp_cache *c)
 	if (!n)
 		while (n < c->batch &&
 		       (idx = lfpi_stack_pop(&pool->free, &retries)) != LFPI_NIL)
-			atomic_store_explicit(&c->slots[n++], idx,
-					      memory_order_relaxed);
+			c->slots[n++] = idx;
 	if (!n) {
 		n = lfpi_slab_bump(pool, c->batch, &first);
 		for (uint32_t i = 0; i < n; i++)
-			atomic_store_explicit(&c->slots[i], first + n - 1 - i,
-					      memory_order_relaxed);
+			c->slots[i] = first + n - 1 - i;
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	if (n) {
@@ -423,7 +409,7 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
 		*hit = true;
 	else if (!(n = cache_refill(c)))
 		return LFPI_NIL;
-	idx = atomic_load_explicit(&c->slots[n - 1], memory_order_relaxed);
+	idx = c->slots[n - 1];
 	atomic_store_explicit(&c->hot.count, n - 1, memory_order_relaxed);
 	return idx;
 }
@@ -468,7 +454,7 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 		/* Full: make room by sending the colder magazine out. */
 		if (n == c->hot.size)
 			n = cache_flush_cold(c, n);
-		atomic_store_explicit(&c->slots[n], idx, memory_order_relaxed);
+		c->slots[n] = idx;
 		atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
 		lfpi_cache_leave(c);
 	} else {
@@ -792,9 +778,7 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 	for (; c; c = c->reg_next) {
 		n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
 		for (i = 0; i < n; i++)
-			if ((r = fn(atomic_load_explicit(&c->slots[i],
-							 memory_order_relaxed),
-				    arg)))
+			if ((r = fn(c->slots[i], arg)))
 				return r;
 	}
 	return 0;
@@ -828,8 +812,7 @@ size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
 			*refilled = true;
 		k = cnt < n ? cnt : (uint32_t)n;
 		for (uint32_t i = 0; i < k; i++)
-			objs[i] = (void *)(uintptr_t)atomic_load_explicit(
-				&c->slots[cnt - 1 - i], memory_order_relaxed);
+			objs[i] = (void *)(uintptr_t)c->slots[cnt - 1 - i];
 		atomic_store_explicit(&c->hot.count, cnt - k, memory_order_relaxed);
 	}
 	lfpi_cache_leave(c);
@@ -851,8 +834,7 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 		for (uint32_t i = 0; i < n; i++) {
 			if (cnt == c->hot.size)
 				cnt = cache_flush_cold(c, cnt);
-			atomic_store_explicit(&c->slots[cnt++], idx[i],
-					      memory_order_relaxed);
+			c->slots[cnt++] = idx[i];
 		}
 		atomic_store_explicit(&c->hot.count, cnt, memory_order_relaxed);
 		lfpi_cache_leave(c);

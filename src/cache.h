@@ -39,7 +39,7 @@ enum {
  * one magazine and absorbs a magazine's worth of either operation before
  * the next. Owned by one thread at a time. The owner's fast path (inline,
  * in lfpool.h) uses loads and stores only; the words another thread may
- * read (count, slots, counters) are atomics it reads relaxed. Another
+ * read at any time (count, counters) are atomics it reads relaxed. Another
  * thread takes slots only through the steal handshake in cache.c.
  */
 struct lfp_cache {
@@ -61,7 +61,7 @@ struct lfp_cache {
 	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
-	_Atomic uint32_t slots[];
+	uint32_t slots[];         /* plain: see struct lfpi_cache_hot */
 };
 
 /*

@@ -6,6 +6,8 @@
  * resident memory. When all are in use, callers fall back on the free
  * list of single slots: no slot ever depends on a magazine being there.
  */
+#include <string.h>
+
 #include "depot.h"
 
 /* slab.c lays magazines out as two words and the indices. */
@@ -51,8 +53,8 @@ static uint32_t depot_get_empty(struct lfpi_depot *d, uint32_t *retries)
 	return b;
 }
 
-bool lfpi_depot_store(struct lfpi_depot *d, const _Atomic uint32_t *idx,
-		      uint32_t n, uint32_t *spare, uint32_t *retries)
+bool lfpi_depot_store(struct lfpi_depot *d, const uint32_t *idx, uint32_t n,
+		      uint32_t *spare, uint32_t *retries)
 {
 	uint32_t m = *spare;
 	struct lfpi_mag *mag;
@@ -63,16 +65,15 @@ bool lfpi_depot_store(struct lfpi_depot *d, const _Atomic uint32_t *idx,
 		return false;
 	mag = lfpi_depot_mag(d, m);
 	mag->count = n;
-	/* Relaxed: the caller owns idx[] (a cache it is the owner or the
-	 * thief of); the push below publishes the copy. */
-	for (uint32_t i = 0; i < n; i++)
-		mag->idx[i] = atomic_load_explicit(&idx[i], memory_order_relaxed);
+	/* The caller owns idx[] (a cache it is the owner or the thief of);
+	 * the push below publishes the copy. */
+	memcpy(mag->idx, idx, n * sizeof(*idx));
 	*retries += lfpi_stack_push(&d->full, m, m);
 	return true;
 }
 
-uint32_t lfpi_depot_load(struct lfpi_depot *d, _Atomic uint32_t *out,
-			 uint32_t *spare, uint32_t *retries)
+uint32_t lfpi_depot_load(struct lfpi_depot *d, uint32_t *out, uint32_t *spare,
+			 uint32_t *retries)
 {
 	uint32_t m = lfpi_stack_pop(&d->full, retries), n;
 	struct lfpi_mag *mag;
@@ -81,8 +82,7 @@ uint32_t lfpi_depot_load(struct lfpi_depot *d, _Atomic uint32_t *out,
 		return 0;
 	mag = lfpi_depot_mag(d, m);
 	n = mag->count;
-	for (uint32_t i = 0; i < n; i++)
-		atomic_store_explicit(&out[i], mag->idx[i], memory_order_relaxed);
+	memcpy(out, mag->idx, n * sizeof(*out));
 	if (*spare == LFPI_NIL)
 		*spare = m;
 	else

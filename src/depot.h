@@ -48,16 +48,16 @@ static inline struct lfpi_mag *lfpi_depot_mag(const struct lfpi_depot *d,
  * depot. One CAS with a spare, two without. Returns false, storing
  * nothing, if every magazine is in use.
  */
-bool lfpi_depot_store(struct lfpi_depot *d, const _Atomic uint32_t *idx,
-		      uint32_t n, uint32_t *spare, uint32_t *retries);
+bool lfpi_depot_store(struct lfpi_depot *d, const uint32_t *idx, uint32_t n,
+		      uint32_t *spare, uint32_t *retries);
 /*
  * Take one loaded magazine: copy its slots to out (room for size) and
  * return how many (0: none loaded). The emptied magazine becomes the
  * caller's *spare if it has none, else goes back to the depot. One CAS
  * with no spare, two with one.
  */
-uint32_t lfpi_depot_load(struct lfpi_depot *d, _Atomic uint32_t *out,
-			 uint32_t *spare, uint32_t *retries);
+uint32_t lfpi_depot_load(struct lfpi_depot *d, uint32_t *out, uint32_t *spare,
+			 uint32_t *retries);
 /* Take one slot out of a loaded magazine (the rest stay in the depot):
  * the slot, or LFPI_NIL if none is loaded. Two CAS. */
 uint32_t lfpi_depot_take_one(struct lfpi_depot *d, uint32_t *retries);

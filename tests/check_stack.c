@@ -191,13 +191,13 @@ static void depot_reset(void)
 
 START_TEST(depot_exchanges_whole_magazines)
 {
-	_Atomic uint32_t in[MSIZE], out[MSIZE];
+	uint32_t in[MSIZE], out[MSIZE];
 	uint32_t spare = LFPI_NIL, retries = 0, n, seen[N] = { 0 };
 
 	depot_reset();
 	ck_assert_uint_eq(lfpi_depot_load(&depot, out, &spare, &retries), 0);
 	for (uint32_t i = 0; i < MSIZE; i++)
-		atomic_init(&in[i], 10 + i);
+		in[i] = 10 + i;
 	ck_assert(lfpi_depot_store(&depot, in, MSIZE, &spare, &retries));
 	ck_assert(!lfpi_depot_is_empty(&depot));
 	ck_assert_int_eq(lfpi_depot_walk(&depot, count_slot, seen), 0);
@@ -207,7 +207,7 @@ START_TEST(depot_exchanges_whole_magazines)
 	n = lfpi_depot_load(&depot, out, &spare, &retries);
 	ck_assert_uint_eq(n, MSIZE);
 	for (uint32_t i = 0; i < MSIZE; i++)
-		ck_assert_uint_eq(atomic_load(&out[i]), 10 + i);
+		ck_assert_uint_eq(out[i], 10 + i);
 	ck_assert_uint_ne(spare, LFPI_NIL);
 	/* ... which the next store uses, with one CAS. */
 	ck_assert(lfpi_depot_store(&depot, out, 3, &spare, &retries));
@@ -223,12 +223,12 @@ END_TEST
 /* When every magazine is in use, a store says so and keeps nothing. */
 START_TEST(depot_runs_out_of_magazines)
 {
-	_Atomic uint32_t in[MSIZE];
+	uint32_t in[MSIZE];
 	uint32_t spare = LFPI_NIL, retries = 0, first, n = 0;
 
 	depot_reset();
 	for (uint32_t i = 0; i < MSIZE; i++)
-		atomic_init(&in[i], i);
+		in[i] = i;
 	for (int m = 0; m < MAGS; m++)
 		ck_assert(lfpi_depot_store(&depot, in, 1 + m, &spare, &retries));
 	ck_assert(!lfpi_depot_store(&depot, in, 1, &spare, &retries));
