@@ -370,6 +370,63 @@ START_TEST(cache_bulk_calls)
 END_TEST
 
 /*
+ * An on_free hook that allocates from its own pool: every object released
+ * earlier in the same call is free (its on_free ran, lfp_is_live says no),
+ * so the pool is not exhausted. Released one by one, the earlier object
+ * sits in the cache and the hook's lfp_alloc steals it; a bulk release
+ * must not hide it either. _i: 0 lfp_cache_free each, 1
+ * lfp_cache_free_bulk, 2 lfp_free_bulk.
+ */
+static struct lfp_pool *hook_pool;
+static _Atomic int hook_calls;
+static void *hook_got;
+
+static void hook_alloc_on_free(void *obj, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	if (atomic_fetch_add(&hook_calls, 1) != 1)
+		return; /* only in the second object's hook */
+	hook_got = lfp_alloc(hook_pool);
+}
+
+START_TEST(bulk_free_hides_no_slot_from_hooks)
+{
+	struct lfp_config cfg = { .obj_size = 16, .capacity = 2,
+				  .on_free = hook_alloc_on_free };
+	struct lfp_cache *c;
+	void *objs[2];
+
+	ck_assert_int_eq(lfp_create(&cfg, &hook_pool), 0);
+	atomic_store(&hook_calls, 0);
+	hook_got = NULL;
+	ck_assert_ptr_nonnull(c = lfp_cache_create(hook_pool));
+	if (_i == 2) {
+		/* Through the implicit cache, which the hook uses too. */
+		ck_assert_uint_eq(lfp_alloc_bulk(hook_pool, objs, 2), 2);
+		ck_assert_uint_eq(lfp_free_bulk(hook_pool, objs, 2), 2);
+	} else {
+		ck_assert_uint_eq(lfp_cache_alloc_bulk(c, objs, 2), 2);
+		if (_i == 0) {
+			ck_assert_int_eq(lfp_cache_free(c, objs[0]), 0);
+			ck_assert_int_eq(lfp_cache_free(c, objs[1]), 0);
+		} else {
+			ck_assert_uint_eq(lfp_cache_free_bulk(c, objs, 2), 2);
+		}
+	}
+	ck_assert_int_eq(atomic_load(&hook_calls), 2);
+	ck_assert_msg(hook_got != NULL,
+		      "the hook found the pool exhausted while the object "
+		      "released before it was free");
+	ck_assert_ptr_eq(hook_got, objs[0]);
+	ck_assert_int_eq(lfp_free(hook_pool, hook_got), 0);
+	lfp_cache_destroy(c);
+	expect_accounted(hook_pool, 0);
+	lfp_destroy(hook_pool);
+}
+END_TEST
+
+/*
  * Bulk calls while other threads' caches hold the rest of the pool: the
  * caller's bulk allocation steals from the idle ones, never hands a slot
  * out twice, and the census adds up after.
@@ -763,6 +820,7 @@ int main(void)
 	tcase_add_loop_test(tc, bulk_calls, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, cache_bulk_calls, 0, 3);
 	tcase_add_test(tc, cache_bulk_steals_from_idle);
+	tcase_add_loop_test(tc, bulk_free_hides_no_slot_from_hooks, 0, 3);
 	tcase_add_test(tc, exiting_threads_lose_nothing);
 	tcase_add_test(tc, late_destructors_keep_no_cache);
 	/* 0, 1: implicit/explicit with membarrier; 2, 3: seq_cst fallback */
