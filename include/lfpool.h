@@ -439,7 +439,9 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
  * Allocate up to n objects through the cache into objs[0..n), moving
  * whole runs of slots between the cache and the pool (a magazine per
  * exchange) rather than one slot per call: the bulk counterpart of
- * lfp_cache_alloc, for a worker that spawns many objects at once.
+ * lfp_cache_alloc, for a worker that spawns many objects at once. A pool
+ * with a ctor or on_alloc hook is served one object at a time (a hook
+ * may allocate, and must find every free slot where it belongs).
  * Returns how many were taken (fewer than n only if the pool ran out, as
  * lfp_cache_alloc would return NULL), 0 if cache or objs is NULL or n is 0.
  * Thread safety: the cache's thread. Progress: as lfp_cache_alloc.
@@ -450,7 +452,8 @@ LFP_API size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs,
 /*
  * Release objs[0..n) into the cache, each checked as lfp_cache_free
  * checks it; the accepted ones go into the cache in runs, the colder
- * magazines out to the pool as it fills. Returns how many were released;
+ * magazines out to the pool as it fills (one at a time in a pool with an
+ * on_free hook, as for allocation). Returns how many were released;
  * objects lfp_cache_free would reject are skipped, stay as they were and
  * count in rejected_frees. 0 if cache or objs is NULL or n is 0.
  * Thread safety: the cache's thread. Progress: lock-free.

@@ -419,8 +419,8 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
  * so our own slots were out of reach: they are free slots all the same.
  * Wait, outside the operation, until the thief lets go (a few hundred
  * instructions), then look again. A fork being prepared holds every cache
- * until the fork is done; that wait is bounded (lfpi_fork_wait), since the
- * forking thread may itself wait for a lock our thread holds while a
+ * until the fork is done; that wait is bounded (lfpi_cache_fork_wait),
+ * since the forking thread may itself wait for a lock our thread holds while a
  * signal handler of ours is the one allocating. Returns whether to look
  * again. Never when this thread holds steals itself: a signal handler
  * that interrupted our own steal would wait for itself.
@@ -429,7 +429,7 @@ bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 {
 	if (!(ctl & LFPI_CTL_STEAL) || cache_steals_held)
 		return false;
-	/* Relaxed: cache_enter's acquire load follows. */
+	/* Relaxed: lfpi_cache_enter's acquire load follows. */
 	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
 	       LFPI_CTL_STEAL) {
 		if (lfpi_cache_fork_busy())
@@ -978,7 +978,8 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		covered = covered || c == pool->fork_caches;
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
 		atomic_store_explicit(&c->hot.active, 0, memory_order_relaxed);
-		/* membarrier may be gone in the child (cache_fork_child_init). */
+		/* membarrier may be gone in the child
+		 * (lfpi_cache_fork_child_init). */
 		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
 								  : 0;
 		atomic_store_explicit(&c->hot.ctl, c->ctl_keep,

@@ -41,7 +41,7 @@ static int grow_to(struct lfp_pool *pool, uint32_t want)
 	if (pool->map && to > from &&
 	    (err = lfpi_commit((void *)from, to - from)))
 		return err;
-	/* Release: pairs with the acquire load in lfpi_pool_bump. */
+	/* Release: pairs with the acquire load in lfpi_slab_bump. */
 	atomic_store_explicit(&pool->limit, want, memory_order_release);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->grown, 1,
 				  memory_order_relaxed);

@@ -356,8 +356,14 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 
 	if (!cache || !objs)
 		return 0;
-	while (got < n && (k = lfpi_cache_pop_run(cache, objs + got, n - got,
-					     &refilled))) {
+	/*
+	 * A pool whose hooks may call back in (ctor, on_alloc) takes the
+	 * single path: slots popped in a run and not yet handed out are free
+	 * and in no list, so a hook that allocates would find them gone.
+	 */
+	while (got < n && !cache->pool->ctor && !cache->pool->on_alloc &&
+	       (k = lfpi_cache_pop_run(cache, objs + got, n - got,
+				       &refilled))) {
 		/* Outside the operation: the hooks may call back in. */
 		for (size_t i = got; i < got + k; i++)
 			objs[i] = lfpi_hand_out(cache->pool,
@@ -384,9 +390,15 @@ size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
 
 	if (!cache || !objs)
 		return 0;
+	/* With on_free, one by one: the slots released earlier in a run
+	 * would be free and in no list while a later hook runs. */
+	if (cache->pool->on_free) {
+		for (size_t i = 0; i < n; i++)
+			done += lfpi_cache_free_inline(cache, objs[i]) == 0;
+		return done;
+	}
 	for (size_t i = 0; i < n; i++) {
-		/* The checks (and on_free) of lfp_cache_free, outside the
-		 * operation. */
+		/* The checks of lfp_cache_free, outside the operation. */
 		err = 0;
 		if (cache->quirks)
 			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
