@@ -16,9 +16,9 @@
  * - a cache's worth per cache it owns: its implicit cache unless the pool
  *   is LFP_F_NO_CACHE, its explicit cache with explicit. A thief that is
  *   emptying a cache holds that cache's slots, no more;
- * - with any cache in the pool, one more cache's worth: the rest of a
- *   chain it took off the shared list (chains are at most a cache long)
- *   and is about to push back or to put in its cache.
+ * - with any cache in the pool, one more cache's worth: a magazine it
+ *   took from the depot (magazines are at most half a cache) and is
+ *   copying into its cache, or taking one slot out of and pushing back.
  * The drainer of idle rounds parks its own caches' worth between rounds;
  * the trimmer and the supervisor keep nothing.
  */

@@ -165,7 +165,7 @@ static void opt_usage(FILE *f)
 "fewer slots than the pool has. A worker holds at most --hold objects\n"
 "and parks at most (caches + 1) x --cache-size slots, caches being its\n"
 "implicit cache (unless pool) and its explicit one (with explicit), the\n"
-"extra one for a chain taken off the shared list; the drainer parks up\n"
+"extra one for a magazine on its way from the depot; the drainer parks up\n"
 "to a cache-size per cache of its own. Such runs also exclude handoff,\n"
 "exit and deferred, and use --cache-size 4 unless told otherwise.\n"
 "Example: --mix pool,trim --capacity 24 --hold 2 --threads 4\n",
