@@ -1261,7 +1261,14 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
  * Not part of the API.
  */
 struct lfpi_cache_hot {
-	_Atomic uint32_t count;  /* slots[0..count) are free slot indices */
+	/*
+	 * Bits 0-15 (LFPI_TOP_COUNT): how many of slots[] hold free slot
+	 * indices. Bits 16-63: releases that went into slots[], modulo
+	 * 2^48, counted in the store that moves the count, so the fast
+	 * paths count for nothing (allocations are derived from them in
+	 * src/cache.c).
+	 */
+	_Atomic uint64_t top;
 	_Atomic uint32_t active; /* 1 while the owner is in an operation */
 	_Atomic uint32_t ctl;    /* non-zero: take the out-of-line path */
 	uint32_t size;           /* slots[] holds this many */
@@ -1278,8 +1285,6 @@ struct lfpi_cache_hot {
 	uint64_t shift;
 	uint64_t nslots;         /* slots laid out; 0 if every release
 				    takes the out-of-line path */
-	_Atomic uint64_t allocs; /* counters only the owner writes */
-	_Atomic uint64_t frees;
 	/* The cache's pool; once lfp_destroy made the cache an orphan, the
 	 * cache's own address, which matches no pool (another pool may be
 	 * made at the old one's address) and not NULL. */
@@ -1296,12 +1301,8 @@ LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
 /* The calling thread's cache last used through lfp_alloc or lfp_free. */
 LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
 
-/* Owner-only counter: a load and a store, no read-modify-write. */
-LFPI_H_INLINE void lfpi_cache_add(_Atomic uint64_t *ctr)
-{
-	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
+#define LFPI_TOP_COUNT UINT64_C(0xffff)
+#define LFPI_TOP_FREE (UINT64_C(1) << 16) /* one release into slots[] */
 
 /*
  * Enter an operation on the cache's slots; returns its ctl, 0 when the
@@ -1326,15 +1327,17 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	_Atomic uint32_t *g;
 	uint32_t ctl, n, idx;
+	uint64_t top;
 
 	if (!LFPI_H_LIKELY(c))
 		return (void *)0;
 	ctl = lfpi_cache_enter_fast(c);
-	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_alloc_slow(cache, ctl);
 	idx = c->slots[n - 1];
-	atomic_store_explicit(&c->count, n - 1, memory_order_relaxed);
+	atomic_store_explicit(&c->top, top - 1, memory_order_relaxed);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
@@ -1343,14 +1346,13 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	g = &c->gen[2 * (size_t)idx];
 	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	lfpi_cache_add(&c->allocs);
 	return c->objs + (size_t)idx * c->stride;
 }
 
 LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
-	uint64_t off, q, idx;
+	uint64_t off, q, idx, top;
 	_Atomic uint32_t *g;
 	uint32_t ctl, n, gen;
 
@@ -1382,16 +1384,17 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	/* Relaxed: see lfpi_mark_free in src/pool.h. */
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 	ctl = lfpi_cache_enter_fast(c);
-	n = atomic_load_explicit(&c->count, memory_order_relaxed);
+	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != c->size)) {
 		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
 		return 0;
 	}
 	c->slots[n] = (uint32_t)idx;
-	atomic_store_explicit(&c->count, n + 1, memory_order_relaxed);
+	atomic_store_explicit(&c->top, top + 1 + LFPI_TOP_FREE,
+			      memory_order_relaxed);
 	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
-	lfpi_cache_add(&c->frees);
 	return 0;
 }
 

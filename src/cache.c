@@ -103,17 +103,89 @@ void lfpi_cache_leave(struct lfp_cache *c)
 	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
 }
 
-/* The owner's counter at offset `off` of struct lfpi_counters. */
-static _Atomic uint64_t *cache_word(const struct lfp_cache *c, size_t off)
+/*
+ * Counting. The fast paths count nothing but what hot.top holds: the
+ * count, and the releases into slots[]. Every other change of the count
+ * is either an allocation out of slots[] (top - 1) or a move counted in
+ * moved_in or moved_out (lfpi_cache_set_n). So at any quiescent moment
+ *
+ *   count = moved_in - moved_out - allocations out of slots[]
+ *           + releases into slots[]
+ *
+ * and the allocations out of slots[] follow. Allocations and releases
+ * that bypass slots[] (the shared path, a release pushed while a thief
+ * waits) count in ctr.allocs and ctr.frees. A reader racing the owner
+ * may combine words of different moments: the result is clamped at 0
+ * and is a recent value, as every counter read under traffic is.
+ */
+void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 {
-	/* Casting away const: callers that read only load. */
-	struct lfp_cache *m = (struct lfp_cache *)c;
+	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
+	uint32_t old = (uint32_t)(top & LFPI_TOP_COUNT);
+
+	if (n > old)
+		lfpi_cache_count(&c->moved_in, n - old);
+	else
+		lfpi_cache_count(&c->moved_out, old - n);
+	atomic_store_explicit(&c->hot.top, (top & ~LFPI_TOP_COUNT) | n,
+			      memory_order_relaxed);
+}
+
+/* Owner, inside an operation: k slots taken off the top of slots[] by
+ * allocations. */
+static void cache_popped(struct lfp_cache *c, uint32_t k)
+{
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) - k,
+			      memory_order_relaxed);
+}
+
+/* Owner, inside an operation, n the count: slot idx released into
+ * slots[n]. */
+static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
+{
+	c->slots[n] = idx;
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) +
+				      1 + LFPI_TOP_FREE,
+			      memory_order_relaxed);
+}
+
+/* Releases into slots[], and allocations out of it, since the cache was
+ * made (relaxed loads: recent values). */
+static uint64_t cache_frees_in(const struct lfp_cache *c)
+{
+	struct lfp_cache *m = (struct lfp_cache *)c; /* loads write nothing */
+
+	return atomic_load_explicit(&m->hot.top, memory_order_relaxed) >> 16;
+}
+
+static uint64_t cache_allocs_out(const struct lfp_cache *c)
+{
+	struct lfp_cache *m = (struct lfp_cache *)c; /* loads write nothing */
+	uint64_t in = atomic_load_explicit(&m->moved_in, memory_order_relaxed);
+	uint64_t out = atomic_load_explicit(&m->moved_out, memory_order_relaxed);
+	uint64_t top = atomic_load_explicit(&m->hot.top, memory_order_relaxed);
+	int64_t a = (int64_t)((top >> 16) + in - out - (top & LFPI_TOP_COUNT));
+
+	return a > 0 ? (uint64_t)a : 0;
+}
+
+/* The owner's counter at offset `off` of struct lfpi_counters. */
+static uint64_t cache_value(const struct lfp_cache *c, size_t off)
+{
+	/* Casting away const: loading an atomic writes nothing. Relaxed:
+	 * counters order nothing. */
+	uint64_t v = atomic_load_explicit(
+		(_Atomic uint64_t *)((char *)&c->ctr + off), memory_order_relaxed);
 
 	if (off == offsetof(struct lfpi_counters, allocs))
-		return &m->hot.allocs;
-	if (off == offsetof(struct lfpi_counters, frees))
-		return &m->hot.frees;
-	return (_Atomic uint64_t *)((char *)&m->ctr + off);
+		v += cache_allocs_out(c);
+	else if (off == offsetof(struct lfpi_counters, frees))
+		v += cache_frees_in(c);
+	return v;
 }
 
 /*
@@ -146,12 +218,12 @@ static void cache_give(struct lfp_pool *pool, const uint32_t *idx,
 static uint32_t cache_empty(struct lfp_cache *c, uint32_t *spare,
 			    uint32_t *retries)
 {
-	uint32_t n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+	uint32_t n = lfpi_cache_n(c);
 
 	if (!n)
 		return 0;
 	cache_give(c->pool, c->slots, n, spare, retries);
-	atomic_store_explicit(&c->hot.count, 0, memory_order_relaxed);
+	lfpi_cache_set_n(c, 0);
 	return n;
 }
 
@@ -163,6 +235,7 @@ static uint32_t cache_flush_cold(struct lfp_cache *c, uint32_t n)
 
 	cache_give(c->pool, c->slots, b, &c->spare, &retries);
 	memmove(c->slots, c->slots + b, (n - b) * sizeof(c->slots[0]));
+	lfpi_cache_set_n(c, n - b);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.flushes, 1);
 	return n - b;
@@ -190,7 +263,7 @@ static uint32_t cache_refill(struct lfp_cache *c)
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	if (n) {
-		atomic_store_explicit(&c->hot.count, n, memory_order_relaxed);
+		lfpi_cache_set_n(c, n);
 		lfpi_cache_count(&c->ctr.refills, 1);
 	}
 	return n;
@@ -291,8 +364,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 	while (c && !got) {
 		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next) {
 			if (c == self ||
-			    !atomic_load_explicit(&c->hot.count,
-						  memory_order_relaxed) ||
+			    !lfpi_cache_n(c) ||
 			    cache_ask_busy(c))
 				continue;
 			if (cache_claim_steal(c))
@@ -404,13 +476,13 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
 		cache_answer_flush(c, retries);
 		return LFPI_NIL; /* take from the pool like the rest */
 	}
-	n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+	n = lfpi_cache_n(c);
 	if (n)
 		*hit = true;
 	else if (!(n = cache_refill(c)))
 		return LFPI_NIL;
 	idx = c->slots[n - 1];
-	atomic_store_explicit(&c->hot.count, n - 1, memory_order_relaxed);
+	cache_popped(c, 1);
 	return idx;
 }
 
@@ -450,20 +522,19 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
-		n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		n = lfpi_cache_n(c);
 		/* Full: make room by sending the colder magazine out. */
 		if (n == c->hot.size)
 			n = cache_flush_cold(c, n);
-		c->slots[n] = idx;
-		atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
+		cache_pushed(c, n, idx);
 		lfpi_cache_leave(c);
 	} else {
 		/* A thief is at the slots, or wants slots: share this one. */
 		lfpi_cache_leave(c);
 		retries += lfpi_stack_push(&pool->free, idx, idx);
+		lfpi_cache_count(&c->ctr.frees, 1);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	lfpi_cache_count(&c->hot.frees, 1);
 }
 
 /* Owner: give every slot back. Waits while a thief is at the slots; a
@@ -531,8 +602,7 @@ static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
 static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
 {
 	/* Relaxed: counters order nothing. */
-	return atomic_load_explicit(cache_word(c, cache_stat_ctr[i]),
-				    memory_order_relaxed);
+	return cache_value(c, cache_stat_ctr[i]);
 }
 
 /* Counter i since the cache was last claimed. */
@@ -561,7 +631,6 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	c->ctl_keep = pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0;
 	c->spare = LFPI_NIL;
 	c->tls_next = NULL;
-	atomic_init(&h->count, 0);
 	atomic_init(&h->active, 0);
 	atomic_init(&h->ctl, c->ctl_keep);
 	h->size = pool->cache_size;
@@ -573,8 +642,9 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	h->shift = pool->stride_tz;
 	/* A pool with quirks checks every release out of line. */
 	h->nslots = pool->quirks ? 0 : pool->capacity;
-	atomic_init(&h->allocs, 0);
-	atomic_init(&h->frees, 0);
+	atomic_init(&h->top, 0);
+	atomic_init(&c->moved_in, 0);
+	atomic_init(&c->moved_out, 0);
 	atomic_init(&h->pool, pool);
 	atomic_init(&c->state, kind);
 }
@@ -757,9 +827,8 @@ uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
 	/* Acquire: pairs with the release CAS that published each cache. */
 	for (c = atomic_load_explicit(&p->caches, memory_order_acquire); c;
 	     c = c->reg_next) {
-		sum += atomic_load_explicit(cache_word(c, counter),
-					    memory_order_relaxed);
-		parked += atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		sum += cache_value(c, counter);
+		parked += lfpi_cache_n(c);
 	}
 	if (cached)
 		*cached = parked;
@@ -776,7 +845,7 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
-		n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		n = lfpi_cache_n(c);
 		for (i = 0; i < n; i++)
 			if ((r = fn(c->slots[i], arg)))
 				return r;
@@ -807,13 +876,13 @@ size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
 
 	*refilled = false;
 	if (!(ctl & CACHE_ASKS)) {
-		cnt = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		cnt = lfpi_cache_n(c);
 		if (!cnt && (cnt = cache_refill(c)))
 			*refilled = true;
 		k = cnt < n ? cnt : (uint32_t)n;
 		for (uint32_t i = 0; i < k; i++)
 			objs[i] = (void *)(uintptr_t)c->slots[cnt - 1 - i];
-		atomic_store_explicit(&c->hot.count, cnt - k, memory_order_relaxed);
+		cache_popped(c, k);
 	}
 	lfpi_cache_leave(c);
 	return k;
@@ -830,13 +899,12 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
-		cnt = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+		cnt = lfpi_cache_n(c);
 		for (uint32_t i = 0; i < n; i++) {
 			if (cnt == c->hot.size)
 				cnt = cache_flush_cold(c, cnt);
-			c->slots[cnt++] = idx[i];
+			cache_pushed(c, cnt++, idx[i]);
 		}
-		atomic_store_explicit(&c->hot.count, cnt, memory_order_relaxed);
 		lfpi_cache_leave(c);
 	} else {
 		lfpi_cache_leave(c);
@@ -844,9 +912,9 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 			atomic_store_explicit(&pool->slots[idx[i]].next,
 					      idx[i + 1], memory_order_relaxed);
 		retries += lfpi_stack_push(&pool->free, idx[0], idx[n - 1]);
+		lfpi_cache_count(&c->ctr.frees, n);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	lfpi_cache_count(&c->hot.frees, n);
 }
 
 void lfp_cache_flush(struct lfp_cache *cache)
@@ -985,7 +1053,7 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		atomic_store_explicit(&c->hot.ctl, c->ctl_keep,
 				      memory_order_relaxed);
 		if ((!covered || c->fork_busy) && !cache_is_mine(c)) {
-			atomic_store_explicit(&c->hot.count, 0, memory_order_relaxed);
+			lfpi_cache_set_n(c, 0);
 			c->spare = LFPI_NIL; /* it may have been in flight */
 		}
 		c->fork_busy = 0;

@@ -56,8 +56,15 @@ struct lfp_cache {
 				      operation as fork was prepared */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
-	struct lfpi_counters ctr;  /* written by the owner only; allocs and
-				      frees are counted in hot */
+	/*
+	 * Written by the owner only (or by a thread holding the cache
+	 * through the handshake). Of allocs and frees only those that did
+	 * not go through slots[] count here: the rest are derived from
+	 * hot.top, moved_in and moved_out (cache.c, cache_allocs_out).
+	 */
+	struct lfpi_counters ctr;
+	_Atomic uint64_t moved_in;  /* slots put into slots[] by refills */
+	_Atomic uint64_t moved_out; /* taken out other than by allocation */
 	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
@@ -117,21 +124,31 @@ static inline void lfpi_cache_count(_Atomic uint64_t *ctr, uint64_t n)
 			      memory_order_relaxed);
 }
 
+/* Free slots in the cache now (relaxed: a reader's recent value). */
+static inline uint32_t lfpi_cache_n(const struct lfp_cache *c)
+{
+	struct lfp_cache *m = (struct lfp_cache *)c; /* a load writes nothing */
+
+	return (uint32_t)(atomic_load_explicit(&m->hot.top, memory_order_relaxed) &
+			  LFPI_TOP_COUNT);
+}
+
 /* Put slot idx, already marked free, into the cache. */
 static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 {
 	uint32_t ctl = lfpi_cache_enter_fast(&c->hot), n;
+	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
 
-	n = atomic_load_explicit(&c->hot.count, memory_order_relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (LFPI_UNLIKELY(ctl || n == c->hot.size)) {
 		lfpi_cache_put_slow(c, idx, ctl);
 		return;
 	}
-	atomic_store_explicit(&c->hot.slots[n], idx, memory_order_relaxed);
-	atomic_store_explicit(&c->hot.count, n + 1, memory_order_relaxed);
+	c->hot.slots[n] = idx;
+	atomic_store_explicit(&c->hot.top, top + 1 + LFPI_TOP_FREE,
+			      memory_order_relaxed);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
-	lfpi_cache_count(&c->hot.frees, 1);
 }
 
 
@@ -155,6 +172,9 @@ size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
 			  bool *refilled);
 /* One operation: idx[0..n), marked free, into the cache. */
 void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n);
+/* Inside an operation: the count set to n by a move that is no
+ * allocation or release (refill, flush, steal). */
+void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n);
 /* Counter i of lfp_cache_stats' list since the cache was last claimed. */
 uint64_t lfpi_cache_stat(const struct lfp_cache *c, unsigned i);
 /* Whether a fork holds every cache (fork.c calls begin and end). */

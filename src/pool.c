@@ -288,14 +288,14 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, emptied = 0, idx;
 	struct lfpi_want want;
-	bool hit;
+	bool hit, shared;
 
 	ctl = lfpi_cache_reenter(c, ctl);
 	lfpi_want_init(pool, &want);
 	for (;;) {
 		idx = lfpi_cache_pop(c, ctl, &retries, &hit);
 		lfpi_cache_leave(c);
-		if (idx == LFPI_NIL)
+		if ((shared = idx == LFPI_NIL))
 			idx = lfpi_pool_take(pool, &retries);
 		if (idx == LFPI_NIL &&
 		    lfpi_cache_steal(pool, c, &emptied, &retries))
@@ -313,9 +313,11 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
-	/* A miss is a successful allocation that did not find its slot in
-	 * the cache, so that hits = allocs - misses. */
-	lfpi_cache_count(&c->hot.allocs, 1);
+	/* One out of the cache's slots counted itself (cache.c); one from
+	 * the pool counts here. A miss is a successful allocation that did
+	 * not find its slot in the cache, so that hits = allocs - misses. */
+	if (shared)
+		lfpi_cache_count(&c->ctr.allocs, 1);
 	if (!hit)
 		lfpi_cache_count(&c->ctr.cache_misses, 1);
 	return lfpi_hand_out(pool, idx);
@@ -369,7 +371,6 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 			objs[i] = lfpi_hand_out(cache->pool,
 						(uint32_t)(uintptr_t)objs[i]);
 		got += k;
-		lfpi_cache_count(&cache->hot.allocs, k);
 		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
 	}
 	/* The rest, if any, the way single allocations go: stealing,

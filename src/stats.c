@@ -143,7 +143,6 @@ void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
 	out->refills = lfpi_cache_stat(cache, 6);
 	out->flushes = lfpi_cache_stat(cache, 7);
 	out->steals = lfpi_cache_stat(cache, 8);
-	out->cached = atomic_load_explicit(
-		&((struct lfp_cache *)cache)->hot.count, memory_order_relaxed);
+	out->cached = lfpi_cache_n(cache);
 }
 
