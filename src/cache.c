@@ -153,6 +153,17 @@ static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 			      memory_order_relaxed);
 }
 
+/* Owner, inside an operation: k slots just copied above the count,
+ * released into slots[]. */
+static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
+{
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) +
+				      k * (1 + LFPI_TOP_FREE),
+			      memory_order_relaxed);
+}
+
 /* Releases into slots[], and allocations out of it, since the cache was
  * made (relaxed loads: recent values). */
 static uint64_t cache_frees_in(const struct lfp_cache *c)
@@ -900,10 +911,12 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
 		cnt = lfpi_cache_n(c);
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0, k; i < n; i += k, cnt += k) {
 			if (cnt == c->hot.size)
 				cnt = cache_flush_cold(c, cnt);
-			cache_pushed(c, cnt++, idx[i]);
+			k = c->hot.size - cnt < n - i ? c->hot.size - cnt : n - i;
+			memcpy(c->slots + cnt, idx + i, k * sizeof(*idx));
+			cache_pushed_run(c, k);
 		}
 		lfpi_cache_leave(c);
 	} else {

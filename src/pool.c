@@ -350,6 +350,40 @@ int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
 	return 0;
 }
 
+/* Slots objs[0..k) (indices), just taken in a pool without quirks:
+ * make them live and turn them into pointers, as the inline path does. */
+static void pool_hand_out_run(struct lfp_pool *pool, void **objs, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		uint32_t idx = (uint32_t)(uintptr_t)objs[i];
+
+		lfpi_mark_live(pool, idx);
+		objs[i] = lfpi_obj(pool, idx);
+	}
+}
+
+/* The slot of obj if it is a live object of a pool without quirks,
+ * marked free now; else LFPI_NIL (the caller takes the checked path).
+ * The exact division of the inline release (lfpool.h). */
+static uint32_t pool_release_plain(struct lfp_cache *c, void *obj)
+{
+	const struct lfpi_cache_hot *h = &c->hot;
+	uint64_t q = ((uint64_t)((uintptr_t)obj - (uintptr_t)h->objs)) * h->inv;
+	uint64_t idx = q >> h->shift | q << ((64 - h->shift) & 63);
+	_Atomic uint32_t *g;
+	uint32_t gen;
+
+	if (idx >= h->nslots)
+		return LFPI_NIL;
+	g = &h->gen[2 * (size_t)idx];
+	gen = atomic_load_explicit(g, memory_order_relaxed);
+	if (!(gen & 1))
+		return LFPI_NIL;
+	/* Relaxed: as in lfpi_mark_free. */
+	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	return (uint32_t)idx;
+}
+
 size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 {
 	size_t got = 0, k;
@@ -366,10 +400,13 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 	while (got < n && !cache->pool->ctor && !cache->pool->on_alloc &&
 	       (k = lfpi_cache_pop_run(cache, objs + got, n - got,
 				       &refilled))) {
-		/* Outside the operation: the hooks may call back in. */
-		for (size_t i = got; i < got + k; i++)
-			objs[i] = lfpi_hand_out(cache->pool,
-						(uint32_t)(uintptr_t)objs[i]);
+		/* Outside the operation, as single allocations do. */
+		if (LFPI_LIKELY(!cache->quirks))
+			pool_hand_out_run(cache->pool, objs + got, k);
+		else
+			for (size_t i = got; i < got + k; i++)
+				objs[i] = lfpi_hand_out(
+					cache->pool, (uint32_t)(uintptr_t)objs[i]);
 		got += k;
 		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
 	}
@@ -401,7 +438,10 @@ size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
 	for (size_t i = 0; i < n; i++) {
 		/* The checks of lfp_cache_free, outside the operation. */
 		err = 0;
-		if (cache->quirks)
+		if (LFPI_LIKELY((idx = pool_release_plain(cache, objs[i])) !=
+				LFPI_NIL))
+			; /* a live object of a plain pool, now free */
+		else if (cache->quirks)
 			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
 		else if (!objs[i])
 			idx = LFPI_NIL, err = -EINVAL;
