@@ -75,6 +75,26 @@ check_install() {
 	cc -std=c11 -Wall -Werror -o "$dir/installed" tests/installed.c \
 		$(pkg-config --cflags --libs lfpool)
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed"
+	# In C11 the fast paths are inline: the program calls only their
+	# out-of-line halves.
+	if ! nm "$dir/installed" | grep -q lfpi_alloc_slow; then
+		echo "lfp_alloc was not inlined into the C11 program" >&2
+		exit 1
+	fi
+	# The same program on the exported functions alone (LFP_NO_INLINE),
+	# and in C99, where the header has no inline paths either.
+	# shellcheck disable=SC2046
+	cc -std=c11 -DLFP_NO_INLINE -Wall -Werror -o "$dir/installed-noinline" \
+		tests/installed.c $(pkg-config --cflags --libs lfpool)
+	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-noinline"
+	if nm "$dir/installed-noinline" | grep -q lfpi_cache_alloc_slow; then
+		echo "LFP_NO_INLINE still reaches the inline paths' helpers" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2046
+	cc -std=c99 -Wall -Werror -o "$dir/installed-c99" tests/installed.c \
+		$(pkg-config --cflags --libs lfpool)
+	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-c99"
 	# A static link must find everything liblfpool.a needs in --static.
 	# shellcheck disable=SC2046
 	cc -std=c11 -Wall -Werror -static -o "$dir/installed-static" \
