@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -151,6 +152,127 @@ START_TEST(cache_stats_while_busy)
 	ck_assert_uint_eq(st.allocs, (uint64_t)w.rounds);
 	ck_assert_uint_eq(st.frees, (uint64_t)w.rounds);
 	ck_assert_uint_eq(st.cache_hits, (uint64_t)w.rounds - 1);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* A worker whose cache (2 slots, magazines of 1) refills and flushes a
+ * magazine at almost every call, until told to stop. */
+struct exchange_worker {
+	struct lfp_cache *cache;
+	uint64_t rounds;
+	_Atomic int stop;
+};
+
+static void *exchange_work(void *arg)
+{
+	struct exchange_worker *w = arg;
+	void *obj[12];
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		for (int k = 0; k < 12; k++)
+			ck_assert_ptr_nonnull(obj[k] = lfp_cache_alloc(w->cache));
+		for (int k = 0; k < 12; k++)
+			ck_assert_int_eq(lfp_cache_free(w->cache, obj[k]), 0);
+		w->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * The counts a reader takes of a cache that is exchanging magazines
+ * never go back, in lfp_cache_stats or in lfp_stats: a refill or flush
+ * moves the count and the cache's own counters in separate stores, and
+ * a reader between them must not see an allocation undone. lfp_stats
+ * reads frees before allocs, so allocs >= frees in any snapshot (else
+ * live wraps and is clamped to capacity). Reads for up to 3 s.
+ */
+START_TEST(cache_stats_while_exchanging)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
+				  .cache_size = 2, .batch_size = 1 };
+	struct exchange_worker w = { 0 };
+	uint64_t last = 0, plast = 0, pflast = 0;
+	struct lfp_stats st, pst;
+	struct lfp_pool *pool;
+	time_t until = time(NULL) + 3;
+	pthread_t t;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_ptr_nonnull(w.cache = lfp_cache_create(pool));
+	ck_assert_int_eq(pthread_create(&t, NULL, exchange_work, &w), 0);
+	for (long i = 0; i < 20000000 && time(NULL) < until; i++) {
+		lfp_cache_stats(w.cache, &st);
+		if (st.allocs < last)
+			break;
+		last = st.allocs;
+		lfp_stats(pool, &pst);
+		if (pst.allocs < plast || pst.frees < pflast ||
+		    pst.allocs < pst.frees)
+			break;
+		plast = pst.allocs;
+		pflast = pst.frees;
+	}
+	atomic_store_explicit(&w.stop, 1, memory_order_relaxed);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_msg(st.allocs >= last, "cache allocs %llu after %llu",
+		      (unsigned long long)st.allocs, (unsigned long long)last);
+	ck_assert_msg(pst.allocs >= plast && pst.frees >= pflast,
+		      "pool allocs %llu after %llu, frees %llu after %llu",
+		      (unsigned long long)pst.allocs, (unsigned long long)plast,
+		      (unsigned long long)pst.frees, (unsigned long long)pflast);
+	ck_assert_msg(pst.allocs >= pst.frees,
+		      "pool allocs %llu < frees %llu (live %llu)",
+		      (unsigned long long)pst.allocs,
+		      (unsigned long long)pst.frees,
+		      (unsigned long long)pst.live);
+	/* Quiescent: exact. */
+	lfp_cache_stats(w.cache, &st);
+	ck_assert_uint_eq(st.allocs, w.rounds * 12);
+	ck_assert_uint_eq(st.frees, w.rounds * 12);
+	lfp_cache_destroy(w.cache);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * Counts stay 64-bit through a cache's fast path: 2^48 - 1 allocation and
+ * release pairs through one cache (ten days of a thread at 3 ns a pair)
+ * raise allocs and frees by as much. The inline pair changes nothing of
+ * the cache but the release count in hot.top (the count goes down and
+ * back up), so the test moves that count as the pairs would.
+ */
+START_TEST(cache_counts_past_2_48_pairs)
+{
+	struct lfp_pool *pool = test_pool(32, 64);
+	const uint64_t pairs = (UINT64_C(1) << 48) - 1;
+	struct lfp_stats before, after;
+	struct lfp_cache *c;
+	void *obj;
+
+	ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
+		ck_assert_int_eq(lfp_cache_free(c, obj), 0);
+	}
+	lfp_stats(pool, &before);
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) +
+				      pairs * LFPI_TOP_FREE,
+			      memory_order_relaxed);
+	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
+	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
+	lfp_stats(pool, &after);
+	ck_assert_msg(after.allocs == before.allocs + pairs + 1 &&
+			      after.frees == before.frees + pairs + 1,
+		      "allocs %llu -> %llu, frees %llu -> %llu",
+		      (unsigned long long)before.allocs,
+		      (unsigned long long)after.allocs,
+		      (unsigned long long)before.frees,
+		      (unsigned long long)after.frees);
+	lfp_cache_destroy(c);
 	lfp_destroy(pool);
 }
 END_TEST
@@ -814,6 +936,8 @@ int main(void)
 	tcase_add_test(tc, explicit_cache_batches);
 	tcase_add_test(tc, cache_stats_per_worker);
 	tcase_add_test(tc, cache_stats_while_busy);
+	tcase_add_test(tc, cache_stats_while_exchanging);
+	tcase_add_test(tc, cache_counts_past_2_48_pairs);
 	tcase_add_test(tc, cache_bad_input);
 	tcase_add_test(tc, failed_alloc_is_no_miss);
 	tcase_add_test(tc, bad_cache_configs);
