@@ -1262,11 +1262,12 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
  */
 struct lfpi_cache_hot {
 	/*
-	 * Bits 0-15 (LFPI_TOP_COUNT): how many of slots[] hold free slot
-	 * indices. Bits 16-63: releases that went into slots[], modulo
-	 * 2^48, counted in the store that moves the count, so the fast
-	 * paths count for nothing (allocations are derived from them in
-	 * src/cache.c).
+	 * Bits 0-12 (LFPI_TOP_COUNT): how many of slots[] hold free slot
+	 * indices (LFP_MAX_CACHE_SIZE fits). Bits 13-63: releases that
+	 * went into slots[] since the cache last exchanged a magazine,
+	 * counted in the store that moves the count, so the fast paths
+	 * count for nothing (src/cache.c folds them into 64-bit counts at
+	 * each exchange, and derives the allocations).
 	 */
 	_Atomic uint64_t top;
 	_Atomic uint32_t active; /* 1 while the owner is in an operation */
@@ -1301,8 +1302,9 @@ LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
 /* The calling thread's cache last used through lfp_alloc or lfp_free. */
 LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
 
-#define LFPI_TOP_COUNT UINT64_C(0xffff)
-#define LFPI_TOP_FREE (UINT64_C(1) << 16) /* one release into slots[] */
+#define LFPI_TOP_SHIFT 13
+#define LFPI_TOP_COUNT ((UINT64_C(1) << LFPI_TOP_SHIFT) - 1)
+#define LFPI_TOP_FREE (UINT64_C(1) << LFPI_TOP_SHIFT) /* one release */
 
 /*
  * Enter an operation on the cache's slots; returns its ctl, 0 when the

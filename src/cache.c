@@ -114,21 +114,38 @@ void lfpi_cache_leave(struct lfp_cache *c)
  *
  * and the allocations out of slots[] follow. Allocations and releases
  * that bypass slots[] (the shared path, a release pushed while a thief
- * waits) count in ctr.allocs and ctr.frees. A reader racing the owner
- * may combine words of different moments: the result is clamped at 0
- * and is a recent value, as every counter read under traffic is.
+ * waits) count in ctr.allocs and ctr.frees. Each move also folds the
+ * releases counted in hot.top into frees_base, so the 51 bits there need
+ * only count the releases between two moves (2^51: at 3 ns each, 78
+ * days of one thread that never refills or flushes), and every count is
+ * 64 bits. A move changes several words; readers see them together
+ * (cache_counts), so no count ever goes back between two readings.
  */
 void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 {
+	uint32_t seq = atomic_load_explicit(&c->moved_seq, memory_order_relaxed);
 	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
+	uint64_t base = atomic_load_explicit(&c->frees_base, memory_order_relaxed);
 	uint32_t old = (uint32_t)(top & LFPI_TOP_COUNT);
+	_Atomic uint64_t *moved = n > old ? &c->moved_in : &c->moved_out;
 
-	if (n > old)
-		lfpi_cache_count(&c->moved_in, n - old);
-	else
-		lfpi_cache_count(&c->moved_out, old - n);
-	atomic_store_explicit(&c->hot.top, (top & ~LFPI_TOP_COUNT) | n,
-			      memory_order_relaxed);
+	/*
+	 * A sequence lock with one writer (the owner, or a thread holding
+	 * the cache through the handshake). Relaxed: the release stores
+	 * below order it before themselves, so a reader that sees any of
+	 * them sees the odd sequence too.
+	 */
+	atomic_store_explicit(&c->moved_seq, seq + 1, memory_order_relaxed);
+	/* Release, each: pairs with the acquire loads in cache_counts. */
+	atomic_store_explicit(moved,
+			      atomic_load_explicit(moved, memory_order_relaxed) +
+				      (n > old ? n - old : old - n),
+			      memory_order_release);
+	atomic_store_explicit(&c->frees_base, base + (top >> LFPI_TOP_SHIFT),
+			      memory_order_release);
+	atomic_store_explicit(&c->hot.top, n, memory_order_release);
+	/* Release: a reader that sees the even sequence sees all of it. */
+	atomic_store_explicit(&c->moved_seq, seq + 2, memory_order_release);
 }
 
 /* Owner, inside an operation: k slots taken off the top of slots[] by
@@ -164,24 +181,39 @@ static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 			      memory_order_relaxed);
 }
 
-/* Releases into slots[], and allocations out of it, since the cache was
- * made (relaxed loads: recent values). */
-static uint64_t cache_frees_in(const struct lfp_cache *c)
+/*
+ * Releases into slots[], and allocations out of it, since the cache was
+ * made: one consistent reading of the words lfpi_cache_set_n changes
+ * together (so neither count ever goes back between two readings), then
+ * the identity above. A reader retries while a move is under way; after
+ * CACHE_COUNT_TRIES it takes the last reading (a reader must not wait
+ * for a thread that may be preempted, or interrupted by this very
+ * signal handler, in the middle of a move).
+ */
+#define CACHE_COUNT_TRIES 64
+
+static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
+			 uint64_t *frees)
 {
 	struct lfp_cache *m = (struct lfp_cache *)c; /* loads write nothing */
+	uint64_t in, out, base, top;
+	uint32_t s1, s2, tries = 0;
+	int64_t a;
 
-	return atomic_load_explicit(&m->hot.top, memory_order_relaxed) >> 16;
-}
-
-static uint64_t cache_allocs_out(const struct lfp_cache *c)
-{
-	struct lfp_cache *m = (struct lfp_cache *)c; /* loads write nothing */
-	uint64_t in = atomic_load_explicit(&m->moved_in, memory_order_relaxed);
-	uint64_t out = atomic_load_explicit(&m->moved_out, memory_order_relaxed);
-	uint64_t top = atomic_load_explicit(&m->hot.top, memory_order_relaxed);
-	int64_t a = (int64_t)((top >> 16) + in - out - (top & LFPI_TOP_COUNT));
-
-	return a > 0 ? (uint64_t)a : 0;
+	do {
+		/* Acquire, each: pairs with the release stores in
+		 * lfpi_cache_set_n. */
+		s1 = atomic_load_explicit(&m->moved_seq, memory_order_acquire);
+		in = atomic_load_explicit(&m->moved_in, memory_order_acquire);
+		out = atomic_load_explicit(&m->moved_out, memory_order_acquire);
+		base = atomic_load_explicit(&m->frees_base, memory_order_acquire);
+		top = atomic_load_explicit(&m->hot.top, memory_order_acquire);
+		/* Relaxed: the acquire loads above keep it after them. */
+		s2 = atomic_load_explicit(&m->moved_seq, memory_order_relaxed);
+	} while ((s1 != s2 || (s1 & 1)) && ++tries < CACHE_COUNT_TRIES);
+	*frees = base + (top >> LFPI_TOP_SHIFT);
+	a = (int64_t)(*frees + in - out - (top & LFPI_TOP_COUNT));
+	*allocs = a > 0 ? (uint64_t)a : 0;
 }
 
 /* The owner's counter at offset `off` of struct lfpi_counters. */
@@ -192,10 +224,14 @@ static uint64_t cache_value(const struct lfp_cache *c, size_t off)
 	uint64_t v = atomic_load_explicit(
 		(_Atomic uint64_t *)((char *)&c->ctr + off), memory_order_relaxed);
 
-	if (off == offsetof(struct lfpi_counters, allocs))
-		v += cache_allocs_out(c);
-	else if (off == offsetof(struct lfpi_counters, frees))
-		v += cache_frees_in(c);
+	uint64_t allocs, frees;
+
+	if (off == offsetof(struct lfpi_counters, allocs) ||
+	    off == offsetof(struct lfpi_counters, frees)) {
+		cache_counts(c, &allocs, &frees);
+		v += off == offsetof(struct lfpi_counters, allocs) ? allocs
+								   : frees;
+	}
 	return v;
 }
 
@@ -619,7 +655,11 @@ static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
 /* Counter i since the cache was last claimed. */
 uint64_t lfpi_cache_stat(const struct lfp_cache *c, unsigned i)
 {
-	return cache_ctr(c, i) - c->base[i];
+	uint64_t v = cache_ctr(c, i);
+
+	/* Never below the value at the claim, but a last reading taken
+	 * mid-move (cache_counts) must not wrap. */
+	return v > c->base[i] ? v - c->base[i] : 0;
 }
 
 /* A claimed cache counts from here on, for lfp_cache_stats. */
@@ -656,6 +696,8 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	atomic_init(&h->top, 0);
 	atomic_init(&c->moved_in, 0);
 	atomic_init(&c->moved_out, 0);
+	atomic_init(&c->frees_base, 0);
+	atomic_init(&c->moved_seq, 0);
 	atomic_init(&h->pool, pool);
 	atomic_init(&c->state, kind);
 }

@@ -60,11 +60,15 @@ struct lfp_cache {
 	 * Written by the owner only (or by a thread holding the cache
 	 * through the handshake). Of allocs and frees only those that did
 	 * not go through slots[] count here: the rest are derived from
-	 * hot.top, moved_in and moved_out (cache.c, cache_allocs_out).
+	 * hot.top, moved_in and moved_out (cache.c, cache_counts).
 	 */
 	struct lfpi_counters ctr;
 	_Atomic uint64_t moved_in;  /* slots put into slots[] by refills */
 	_Atomic uint64_t moved_out; /* taken out other than by allocation */
+	_Atomic uint64_t frees_base;/* releases folded out of hot.top */
+	/* Odd while lfpi_cache_set_n changes the words above and hot.top
+	 * together: readers retry (cache.c, cache_counts). */
+	_Atomic uint32_t moved_seq;
 	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
