@@ -524,8 +524,14 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
 
 /*
  * Fill *out with a snapshot of the pool's counters (see struct lfp_stats).
- * Does nothing if pool or out is NULL.
- * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
+ * Does nothing if pool or out is NULL. Exact while no other thread uses
+ * the pool; under traffic each field is a recent value, the event counts
+ * never read lower than in an earlier call, and allocs >= frees. (The one
+ * exception: a thread preempted in the middle of moving a magazine
+ * through its cache for the whole of a read, about a thousand tries, may
+ * make that cache's counts read up to a magazine low once.)
+ * Thread safety: any thread. Progress: wait-free, O(caches of the pool);
+ * a read that meets a magazine in motion retries, yielding the CPU.
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
@@ -1339,7 +1345,10 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_alloc_slow(cache, ctl);
 	idx = c->slots[n - 1];
-	atomic_store_explicit(&c->top, top - 1, memory_order_relaxed);
+	/* Release (a plain store on x86): pairs with the acquire load of
+	 * top by a reader of the counts (src/cache.c, cache_counts), which
+	 * must see the moves before this store with it. */
+	atomic_store_explicit(&c->top, top - 1, memory_order_release);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
@@ -1393,8 +1402,9 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 		return 0;
 	}
 	c->slots[n] = (uint32_t)idx;
+	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->top, top + 1 + LFPI_TOP_FREE,
-			      memory_order_relaxed);
+			      memory_order_release);
 	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
 	return 0;

@@ -152,10 +152,11 @@ void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
  * allocations. */
 static void cache_popped(struct lfp_cache *c, uint32_t k)
 {
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) - k,
-			      memory_order_relaxed);
+			      memory_order_release);
 }
 
 /* Owner, inside an operation, n the count: slot idx released into
@@ -163,34 +164,39 @@ static void cache_popped(struct lfp_cache *c, uint32_t k)
 static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 {
 	c->slots[n] = idx;
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) +
 				      1 + LFPI_TOP_FREE,
-			      memory_order_relaxed);
+			      memory_order_release);
 }
 
 /* Owner, inside an operation: k slots just copied above the count,
  * released into slots[]. */
 static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 {
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) +
 				      k * (1 + LFPI_TOP_FREE),
-			      memory_order_relaxed);
+			      memory_order_release);
 }
 
 /*
  * Releases into slots[], and allocations out of it, since the cache was
  * made: one consistent reading of the words lfpi_cache_set_n changes
  * together (so neither count ever goes back between two readings), then
- * the identity above. A reader retries while a move is under way; after
- * CACHE_COUNT_TRIES it takes the last reading (a reader must not wait
- * for a thread that may be preempted, or interrupted by this very
- * signal handler, in the middle of a move).
+ * the identity above. A reader retries while a move is under way,
+ * yielding after the first few tries; after CACHE_COUNT_TRIES it takes the
+ * last reading (a reader must not wait without bound for a thread that
+ * may be preempted, or interrupted by this very signal handler, in the
+ * middle of a move): only then may a count read back by up to a
+ * magazine.
  */
-#define CACHE_COUNT_TRIES 64
+#define CACHE_COUNT_TRIES 1024
+#define CACHE_COUNT_SPINS 16 /* then each try yields first */
 
 static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
 			 uint64_t *frees)
@@ -210,6 +216,10 @@ static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
 		top = atomic_load_explicit(&m->hot.top, memory_order_acquire);
 		/* Relaxed: the acquire loads above keep it after them. */
 		s2 = atomic_load_explicit(&m->moved_seq, memory_order_relaxed);
+		/* Past the first tries the writer may be preempted, or
+		 * slowed by a sanitizer: let it run. */
+		if ((s1 != s2 || (s1 & 1)) && tries >= CACHE_COUNT_SPINS)
+			sched_yield();
 	} while ((s1 != s2 || (s1 & 1)) && ++tries < CACHE_COUNT_TRIES);
 	*frees = base + (top >> LFPI_TOP_SHIFT);
 	a = (int64_t)(*frees + in - out - (top & LFPI_TOP_COUNT));

@@ -149,8 +149,9 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 		return;
 	}
 	c->hot.slots[n] = idx;
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top, top + 1 + LFPI_TOP_FREE,
-			      memory_order_relaxed);
+			      memory_order_release);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
 }
