@@ -1,8 +1,11 @@
 /* Per-thread caches: explicit and implicit, batching, stealing, thread
  * exit, bulk calls, and pools destroyed under threads' feet. */
+#define _GNU_SOURCE /* REG_EFL, for single-stepping */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -235,6 +238,125 @@ START_TEST(cache_stats_while_exchanging)
 	lfp_destroy(pool);
 }
 END_TEST
+
+/*
+ * lfp_stats is async-signal-safe: a handler that interrupts the owner in
+ * the middle of a magazine exchange must read counts that never go back
+ * past the owner's own readings before and after, with allocs >= frees.
+ * The owner's bulk calls run single-stepped (x86-64 Linux: the trap flag
+ * in the interrupted context), and the handler reads the counts at every
+ * instruction, so every store of a move is seen half-done once.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(REG_EFL)
+#define STEP_TF 0x100
+static struct lfp_pool *step_pool;
+static volatile uint64_t step_allocs, step_frees, step_max_allocs,
+	step_max_frees, step_bad_allocs, step_bad_frees;
+static volatile uint64_t step_own_allocs, step_own_frees;
+static volatile sig_atomic_t step_bad, step_reads;
+
+static void step_read(int sig, siginfo_t *si, void *uc)
+{
+	struct lfp_stats st;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	lfp_stats(step_pool, &st);
+	step_reads++;
+	if (!step_bad && (st.allocs < step_allocs || st.frees < step_frees ||
+			  st.allocs < st.frees)) {
+		step_bad = 1;
+		step_bad_allocs = st.allocs;
+		step_bad_frees = st.frees;
+		step_own_allocs = step_allocs;
+		step_own_frees = step_frees;
+	}
+	if (st.allocs > step_max_allocs)
+		step_max_allocs = st.allocs;
+	if (st.frees > step_max_frees)
+		step_max_frees = st.frees;
+}
+
+static void step_set(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *efl = &((ucontext_t *)uc)->uc_mcontext.gregs[REG_EFL];
+
+	(void)si;
+	*efl = sig == SIGUSR1 ? *efl | STEP_TF : *efl & ~(greg_t)STEP_TF;
+}
+
+/* Owner's reading after a call: at least every reading during it. */
+static void step_check(void)
+{
+	struct lfp_stats st;
+
+	lfp_stats(step_pool, &st);
+	if (!step_bad && (st.allocs < step_max_allocs ||
+			  st.frees < step_max_frees)) {
+		step_bad = 2;
+		step_bad_allocs = step_max_allocs;
+		step_bad_frees = step_max_frees;
+		step_own_allocs = st.allocs;
+		step_own_frees = st.frees;
+	}
+	step_allocs = step_max_allocs = st.allocs;
+	step_frees = step_max_frees = st.frees;
+}
+
+START_TEST(stats_in_handler_mid_exchange)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 4096,
+				  .cache_size = 64, .batch_size = 32 };
+	struct sigaction sa = { .sa_sigaction = step_read,
+				.sa_flags = SA_SIGINFO };
+	struct lfp_stats st;
+	struct lfp_cache *c;
+	void *objs[48];
+
+	if (under_sanitizer())
+		return; /* the sanitizers' runtimes defer or wrap signals */
+	ck_assert_int_eq(lfp_create(&cfg, &step_pool), 0);
+	ck_assert_ptr_nonnull(c = lfp_cache_create(step_pool));
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+	sa.sa_sigaction = step_set;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	step_check();
+	/* Refills, pops, releases into the cache and cold flushes. */
+	for (int i = 0; i < 12 && !step_bad; i++) {
+		size_t n = 16 + 16 * (size_t)(i % 3), got, put;
+
+		raise(SIGUSR1);
+		got = lfp_cache_alloc_bulk(c, objs, n);
+		raise(SIGUSR2);
+		step_check();
+		raise(SIGUSR1);
+		put = lfp_cache_free_bulk(c, objs, got);
+		raise(SIGUSR2);
+		step_check();
+		ck_assert_uint_eq(got, n);
+		ck_assert_uint_eq(put, n);
+	}
+	ck_assert_msg(!step_bad,
+		      "%s: a reading of allocs %llu, frees %llu against "
+		      "the owner's allocs %llu, frees %llu (%d readings)",
+		      step_bad == 1 ? "went back or allocs < frees"
+				    : "above the owner's next reading",
+		      (unsigned long long)step_bad_allocs,
+		      (unsigned long long)step_bad_frees,
+		      (unsigned long long)step_own_allocs,
+		      (unsigned long long)step_own_frees, (int)step_reads);
+	ck_assert_int_gt(step_reads, 100);
+	lfp_stats(step_pool, &st);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	lfp_cache_destroy(c);
+	expect_accounted(step_pool, 0);
+	lfp_destroy(step_pool);
+}
+END_TEST
+#endif
 
 /*
  * Counts stay 64-bit through a cache's fast path: 2^48 - 1 allocation and
@@ -938,6 +1060,9 @@ int main(void)
 	tcase_add_test(tc, cache_stats_while_busy);
 	tcase_add_test(tc, cache_stats_while_exchanging);
 	tcase_add_test(tc, cache_counts_past_2_48_pairs);
+#ifdef STEP_TF
+	tcase_add_test(tc, stats_in_handler_mid_exchange);
+#endif
 	tcase_add_test(tc, cache_bad_input);
 	tcase_add_test(tc, failed_alloc_is_no_miss);
 	tcase_add_test(tc, bad_cache_configs);
