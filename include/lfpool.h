@@ -1269,11 +1269,11 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 struct lfpi_cache_hot {
 	/*
 	 * Bits 0-12 (LFPI_TOP_COUNT): how many of slots[] hold free slot
-	 * indices (LFP_MAX_CACHE_SIZE fits). Bits 13-63: releases that
-	 * went into slots[] since the cache last exchanged a magazine,
-	 * counted in the store that moves the count, so the fast paths
-	 * count for nothing (src/cache.c folds them into 64-bit counts at
-	 * each exchange, and derives the allocations).
+	 * indices (LFP_MAX_CACHE_SIZE fits). Bits 13-63: that count plus
+	 * the allocations out of slots[] (a release adds one to both, an
+	 * exchange moves both), so the allocations are this word's high
+	 * part less its low part, and the allocation fast path counts for
+	 * nothing (src/cache.c, cache_counts).
 	 */
 	_Atomic uint64_t top;
 	_Atomic uint32_t active; /* 1 while the owner is in an operation */
@@ -1292,6 +1292,7 @@ struct lfpi_cache_hot {
 	uint64_t shift;
 	uint64_t nslots;         /* slots laid out; 0 if every release
 				    takes the out-of-line path */
+	_Atomic uint64_t frees;  /* releases into slots[]; owner only */
 	/* The cache's pool; once lfp_destroy made the cache an orphan, the
 	 * cache's own address, which matches no pool (another pool may be
 	 * made at the old one's address) and not NULL. */
@@ -1310,7 +1311,7 @@ LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
 
 #define LFPI_TOP_SHIFT 13
 #define LFPI_TOP_COUNT ((UINT64_C(1) << LFPI_TOP_SHIFT) - 1)
-#define LFPI_TOP_FREE (UINT64_C(1) << LFPI_TOP_SHIFT) /* one release */
+#define LFPI_TOP_FREE (UINT64_C(1) << LFPI_TOP_SHIFT) /* high part + 1 */
 
 /*
  * Enter an operation on the cache's slots; returns its ctl, 0 when the
@@ -1407,6 +1408,11 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 			      memory_order_release);
 	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
+	/* Owner only: a load and a store, no read-modify-write. */
+	atomic_store_explicit(&c->frees,
+			      atomic_load_explicit(&c->frees,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	return 0;
 }
 

@@ -104,48 +104,49 @@ void lfpi_cache_leave(struct lfp_cache *c)
 }
 
 /*
- * Counting. The fast paths count nothing but what hot.top holds: the
- * count, and the releases into slots[]. Every other change of the count
- * is either an allocation out of slots[] (top - 1) or a move counted in
- * moved_in or moved_out (lfpi_cache_set_n). So at any quiescent moment
- *
- *   count = moved_in - moved_out - allocations out of slots[]
- *           + releases into slots[]
- *
- * and the allocations out of slots[] follow. Allocations and releases
- * that bypass slots[] (the shared path, a release pushed while a thief
- * waits) count in ctr.allocs and ctr.frees. Each move also folds the
- * releases counted in hot.top into frees_base, so the 51 bits there need
- * only count the releases between two moves (2^51: at 3 ns each, 78
- * days of one thread that never refills or flushes), and every count is
- * 64 bits. A move changes several words; readers see them together
- * (cache_counts), so no count ever goes back between two readings.
+ * Counting. hot.top's low part is the count C, its high part H = C + the
+ * allocations out of slots[]: an allocation lowers C alone (H - C grows
+ * by one), a release raises both (and counts in hot.frees), and a move
+ * that is no allocation or release (refill, flush, steal) changes C and
+ * H by the same amount, in the same store. So the allocations out of
+ * slots[] are H - C in any one reading of one word: exact when the cache
+ * is still, and never lower than in an earlier reading. Allocations and
+ * releases that bypass slots[] (the shared path, a release pushed while
+ * a thief waits) count in ctr.allocs and ctr.frees. H has 51 bits: when
+ * it passes 2^50, a move folds it into allocs_base, under a sequence
+ * that readers check (the one time two words change together).
  */
+#define CACHE_FOLD (UINT64_C(1) << 50)
+
 void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 {
-	uint32_t seq = atomic_load_explicit(&c->moved_seq, memory_order_relaxed);
 	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
-	uint64_t base = atomic_load_explicit(&c->frees_base, memory_order_relaxed);
-	uint32_t old = (uint32_t)(top & LFPI_TOP_COUNT);
-	_Atomic uint64_t *moved = n > old ? &c->moved_in : &c->moved_out;
+	uint64_t high = (top >> LFPI_TOP_SHIFT) - (top & LFPI_TOP_COUNT) + n;
+	uint32_t seq;
 
+	if (LFPI_LIKELY(high < CACHE_FOLD)) {
+		/* Release: pairs with the acquire load in cache_counts. */
+		atomic_store_explicit(&c->hot.top, high << LFPI_TOP_SHIFT | n,
+				      memory_order_release);
+		return;
+	}
 	/*
-	 * A sequence lock with one writer (the owner, or a thread holding
-	 * the cache through the handshake). Relaxed: the release stores
-	 * below order it before themselves, so a reader that sees any of
-	 * them sees the odd sequence too.
+	 * The fold: a sequence lock with one writer (the owner, or a thread
+	 * holding the cache through the handshake). Relaxed: the release
+	 * stores below order it before themselves, so a reader that sees
+	 * either of them sees the odd sequence too.
 	 */
-	atomic_store_explicit(&c->moved_seq, seq + 1, memory_order_relaxed);
+	seq = atomic_load_explicit(&c->fold_seq, memory_order_relaxed);
+	atomic_store_explicit(&c->fold_seq, seq + 1, memory_order_relaxed);
 	/* Release, each: pairs with the acquire loads in cache_counts. */
-	atomic_store_explicit(moved,
-			      atomic_load_explicit(moved, memory_order_relaxed) +
-				      (n > old ? n - old : old - n),
+	atomic_store_explicit(&c->allocs_base,
+			      atomic_load_explicit(&c->allocs_base,
+						   memory_order_relaxed) +
+				      high - n,
 			      memory_order_release);
-	atomic_store_explicit(&c->frees_base, base + (top >> LFPI_TOP_SHIFT),
+	atomic_store_explicit(&c->hot.top, (uint64_t)n << LFPI_TOP_SHIFT | n,
 			      memory_order_release);
-	atomic_store_explicit(&c->hot.top, n, memory_order_release);
-	/* Release: a reader that sees the even sequence sees all of it. */
-	atomic_store_explicit(&c->moved_seq, seq + 2, memory_order_release);
+	atomic_store_explicit(&c->fold_seq, seq + 2, memory_order_release);
 }
 
 /* Owner, inside an operation: k slots taken off the top of slots[] by
@@ -164,6 +165,7 @@ static void cache_popped(struct lfp_cache *c, uint32_t k)
 static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 {
 	c->slots[n] = idx;
+	lfpi_cache_count(&c->hot.frees, 1);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
@@ -176,6 +178,7 @@ static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
  * released into slots[]. */
 static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 {
+	lfpi_cache_count(&c->hot.frees, k);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
@@ -185,45 +188,39 @@ static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 }
 
 /*
- * Releases into slots[], and allocations out of it, since the cache was
- * made: one consistent reading of the words lfpi_cache_set_n changes
- * together (so neither count ever goes back between two readings), then
- * the identity above. A reader retries while a move is under way,
- * yielding after the first few tries; after CACHE_COUNT_TRIES it takes the
- * last reading (a reader must not wait without bound for a thread that
- * may be preempted, or interrupted by this very signal handler, in the
- * middle of a move): only then may a count read back by up to a
- * magazine.
+ * Allocations out of slots[] and releases into it since the cache was
+ * made. A reading retries only across a fold (once per 2^50
+ * allocations), yielding after the first few tries, and gives up after
+ * CACHE_COUNT_TRIES: a reader must not wait without bound for a thread
+ * that may be preempted, or interrupted by this very signal handler, in
+ * the middle of a fold.
  */
 #define CACHE_COUNT_TRIES 1024
-#define CACHE_COUNT_SPINS 16 /* then each try yields first */
+#define CACHE_COUNT_SPINS 16
 
 static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
 			 uint64_t *frees)
 {
 	struct lfp_cache *m = (struct lfp_cache *)c; /* loads write nothing */
-	uint64_t in, out, base, top;
+	uint64_t base, top;
 	uint32_t s1, s2, tries = 0;
-	int64_t a;
 
-	do {
+	for (;;) {
 		/* Acquire, each: pairs with the release stores in
-		 * lfpi_cache_set_n. */
-		s1 = atomic_load_explicit(&m->moved_seq, memory_order_acquire);
-		in = atomic_load_explicit(&m->moved_in, memory_order_acquire);
-		out = atomic_load_explicit(&m->moved_out, memory_order_acquire);
-		base = atomic_load_explicit(&m->frees_base, memory_order_acquire);
+		 * lfpi_cache_set_n and of the fast paths. */
+		s1 = atomic_load_explicit(&m->fold_seq, memory_order_acquire);
+		base = atomic_load_explicit(&m->allocs_base, memory_order_acquire);
 		top = atomic_load_explicit(&m->hot.top, memory_order_acquire);
 		/* Relaxed: the acquire loads above keep it after them. */
-		s2 = atomic_load_explicit(&m->moved_seq, memory_order_relaxed);
-		/* Past the first tries the writer may be preempted, or
-		 * slowed by a sanitizer: let it run. */
-		if ((s1 != s2 || (s1 & 1)) && tries >= CACHE_COUNT_SPINS)
+		s2 = atomic_load_explicit(&m->fold_seq, memory_order_relaxed);
+		if ((s1 == s2 && !(s1 & 1)) || ++tries >= CACHE_COUNT_TRIES)
+			break;
+		if (tries >= CACHE_COUNT_SPINS)
 			sched_yield();
-	} while ((s1 != s2 || (s1 & 1)) && ++tries < CACHE_COUNT_TRIES);
-	*frees = base + (top >> LFPI_TOP_SHIFT);
-	a = (int64_t)(*frees + in - out - (top & LFPI_TOP_COUNT));
-	*allocs = a > 0 ? (uint64_t)a : 0;
+	}
+	*allocs = base + (top >> LFPI_TOP_SHIFT) - (top & LFPI_TOP_COUNT);
+	/* Relaxed: a counter only the owner writes. */
+	*frees = atomic_load_explicit(&m->hot.frees, memory_order_relaxed);
 }
 
 /* The owner's counter at offset `off` of struct lfpi_counters. */
@@ -704,10 +701,9 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	/* A pool with quirks checks every release out of line. */
 	h->nslots = pool->quirks ? 0 : pool->capacity;
 	atomic_init(&h->top, 0);
-	atomic_init(&c->moved_in, 0);
-	atomic_init(&c->moved_out, 0);
-	atomic_init(&c->frees_base, 0);
-	atomic_init(&c->moved_seq, 0);
+	atomic_init(&h->frees, 0);
+	atomic_init(&c->allocs_base, 0);
+	atomic_init(&c->fold_seq, 0);
 	atomic_init(&h->pool, pool);
 	atomic_init(&c->state, kind);
 }
@@ -1117,6 +1113,13 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 								  : 0;
 		atomic_store_explicit(&c->hot.ctl, c->ctl_keep,
 				      memory_order_relaxed);
+		/* A fold cut short by the fork must not keep readers
+		 * retrying (relaxed: the child has one thread). */
+		atomic_store_explicit(
+			&c->fold_seq,
+			(atomic_load_explicit(&c->fold_seq, memory_order_relaxed) +
+			 1) & ~1u,
+			memory_order_relaxed);
 		if ((!covered || c->fork_busy) && !cache_is_mine(c)) {
 			lfpi_cache_set_n(c, 0);
 			c->spare = LFPI_NIL; /* it may have been in flight */

@@ -59,16 +59,14 @@ struct lfp_cache {
 	/*
 	 * Written by the owner only (or by a thread holding the cache
 	 * through the handshake). Of allocs and frees only those that did
-	 * not go through slots[] count here: the rest are derived from
-	 * hot.top, moved_in and moved_out (cache.c, cache_counts).
+	 * not go through slots[] count here: the others are hot.top's and
+	 * hot.frees' (cache.c, cache_counts).
 	 */
 	struct lfpi_counters ctr;
-	_Atomic uint64_t moved_in;  /* slots put into slots[] by refills */
-	_Atomic uint64_t moved_out; /* taken out other than by allocation */
-	_Atomic uint64_t frees_base;/* releases folded out of hot.top */
-	/* Odd while lfpi_cache_set_n changes the words above and hot.top
-	 * together: readers retry (cache.c, cache_counts). */
-	_Atomic uint32_t moved_seq;
+	/* Allocations folded out of hot.top's high part (every 2^50), and
+	 * a sequence, odd while a fold changes it and hot.top together. */
+	_Atomic uint64_t allocs_base;
+	_Atomic uint32_t fold_seq;
 	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
@@ -154,6 +152,7 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 			      memory_order_release);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
+	lfpi_cache_count(&c->hot.frees, 1);
 }
 
 

@@ -359,16 +359,17 @@ END_TEST
 #endif
 
 /*
- * Counts stay 64-bit through a cache's fast path: 2^48 - 1 allocation and
- * release pairs through one cache (ten days of a thread at 3 ns a pair)
- * raise allocs and frees by as much. The inline pair changes nothing of
- * the cache but the release count in hot.top (the count goes down and
- * back up), so the test moves that count as the pairs would.
+ * Counts stay 64-bit through a cache's fast path: 2^50 + 2^48 allocation
+ * and release pairs through one cache (over a month of a thread at 3 ns
+ * a pair) raise allocs and frees by as much, across the fold of hot.top's
+ * allocation part (cache.c) at the next move. The inline pair changes
+ * nothing of the cache but hot.top's high part and hot.frees (the count
+ * goes down and back up), so the test moves those as the pairs would.
  */
 START_TEST(cache_counts_past_2_48_pairs)
 {
 	struct lfp_pool *pool = test_pool(32, 64);
-	const uint64_t pairs = (UINT64_C(1) << 48) - 1;
+	const uint64_t pairs = (UINT64_C(1) << 50) + (UINT64_C(1) << 48);
 	struct lfp_stats before, after;
 	struct lfp_cache *c;
 	void *obj;
@@ -384,16 +385,27 @@ START_TEST(cache_counts_past_2_48_pairs)
 						   memory_order_relaxed) +
 				      pairs * LFPI_TOP_FREE,
 			      memory_order_relaxed);
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) +
+				      pairs,
+			      memory_order_relaxed);
+	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
+	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
+	lfp_cache_flush(c); /* a move: it folds */
+	ck_assert_uint_eq(atomic_load(&c->fold_seq) % 2, 0);
+	ck_assert_uint_gt(atomic_load(&c->allocs_base), 0);
 	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
 	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
 	lfp_stats(pool, &after);
-	ck_assert_msg(after.allocs == before.allocs + pairs + 1 &&
-			      after.frees == before.frees + pairs + 1,
+	ck_assert_msg(after.allocs == before.allocs + pairs + 2 &&
+			      after.frees == before.frees + pairs + 2,
 		      "allocs %llu -> %llu, frees %llu -> %llu",
 		      (unsigned long long)before.allocs,
 		      (unsigned long long)after.allocs,
 		      (unsigned long long)before.frees,
 		      (unsigned long long)after.frees);
+	ck_assert_uint_eq(after.live, 0);
 	lfp_cache_destroy(c);
 	lfp_destroy(pool);
 }
