@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <time.h>
 
@@ -356,6 +357,108 @@ START_TEST(stats_in_handler_mid_exchange)
 	lfp_destroy(step_pool);
 }
 END_TEST
+
+/*
+ * A fork that takes the caches while a release through the inline path
+ * has left its operation but not yet counted itself (hot.frees is
+ * stored after active = 0) must not lose that release in the child: the
+ * child, with no live object, must read allocs == frees and live 0. The
+ * owner runs its release single-stepped; its SIGTRAP handler parks it
+ * in exactly that window while the main thread forks.
+ */
+static struct lfp_cache *fstep_cache;
+static uint64_t fstep_frees0, fstep_count0;
+static _Atomic int fstep_parked, fstep_forked;
+
+static void fstep_read(int sig, siginfo_t *si, void *uc)
+{
+	struct lfpi_cache_hot *h = &fstep_cache->hot;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	if (atomic_load(&fstep_parked) ||
+	    atomic_load_explicit(&h->active, memory_order_relaxed) ||
+	    (atomic_load_explicit(&h->top, memory_order_relaxed) &
+	     LFPI_TOP_COUNT) != fstep_count0 + 1 ||
+	    atomic_load_explicit(&h->frees, memory_order_relaxed) !=
+		    fstep_frees0)
+		return;
+	atomic_store(&fstep_parked, 1);
+	while (!atomic_load(&fstep_forked))
+		;
+}
+
+static void *fstep_owner(void *arg)
+{
+	void *obj;
+
+	(void)arg;
+	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(fstep_cache));
+	fstep_count0 = atomic_load(&fstep_cache->hot.top) & LFPI_TOP_COUNT;
+	fstep_frees0 = atomic_load(&fstep_cache->hot.frees);
+	raise(SIGUSR1);
+	ck_assert_int_eq(lfp_cache_free(fstep_cache, obj), 0);
+	raise(SIGUSR2);
+	atomic_store(&fstep_parked, 2); /* done, parked or not */
+	return NULL;
+}
+
+START_TEST(fork_keeps_release_counted)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
+				  .cache_size = 8, .batch_size = 4 };
+	struct sigaction sa = { .sa_sigaction = fstep_read,
+				.sa_flags = SA_SIGINFO };
+	struct lfp_pool *pool;
+	struct lfp_stats st;
+	pthread_t t;
+	pid_t pid;
+	int status, parked;
+
+	if (under_sanitizer())
+		return; /* the sanitizers' runtimes defer or wrap signals */
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_ptr_nonnull(fstep_cache = lfp_cache_create(pool));
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+	sa.sa_sigaction = step_set;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, fstep_owner, NULL), 0);
+	while (!(parked = atomic_load(&fstep_parked)))
+		sched_yield();
+	if (parked == 1) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			lfp_stats(pool, &st);
+			if (st.allocs != st.frees || st.live != 0) {
+				fprintf(stderr,
+					"child: allocs %llu, frees %llu, "
+					"live %llu\n",
+					(unsigned long long)st.allocs,
+					(unsigned long long)st.frees,
+					(unsigned long long)st.live);
+				_exit(1);
+			}
+			_exit(0);
+		}
+		atomic_store(&fstep_forked, 1);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "the child lost a release counted after the "
+			      "operation (see its message above)");
+	}
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	lfp_cache_destroy(fstep_cache);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 #endif
 
 /*
@@ -1074,6 +1177,7 @@ int main(void)
 	tcase_add_test(tc, cache_counts_past_2_48_pairs);
 #ifdef STEP_TF
 	tcase_add_test(tc, stats_in_handler_mid_exchange);
+	tcase_add_test(tc, fork_keeps_release_counted);
 #endif
 	tcase_add_test(tc, cache_bad_input);
 	tcase_add_test(tc, failed_alloc_is_no_miss);
