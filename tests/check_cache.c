@@ -240,6 +240,55 @@ START_TEST(cache_stats_while_exchanging)
 }
 END_TEST
 
+/* A worker that allocates and releases one object at a time through its
+ * cache (all hits after the first), until told to stop. */
+static void *pair_work(void *arg)
+{
+	struct exchange_worker *w = arg;
+	void *obj;
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		ck_assert_ptr_nonnull(obj = lfp_cache_alloc(w->cache));
+		ck_assert_int_eq(lfp_cache_free(w->cache, obj), 0);
+		w->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * One cache used by one thread never releases more than it allocated, so
+ * lfp_cache_stats must read frees <= allocs under traffic too (else
+ * allocs - frees wraps). Reads for up to 2 s.
+ */
+START_TEST(cache_stats_frees_never_above_allocs)
+{
+	struct lfp_pool *pool = test_pool(32, 64);
+	struct exchange_worker w = { 0 };
+	struct lfp_stats st = { 0 };
+	time_t until = time(NULL) + 2;
+	pthread_t t;
+
+	ck_assert_ptr_nonnull(w.cache = lfp_cache_create(pool));
+	ck_assert_int_eq(pthread_create(&t, NULL, pair_work, &w), 0);
+	for (long i = 0; i < 20000000 && time(NULL) < until; i++) {
+		lfp_cache_stats(w.cache, &st);
+		if (st.frees > st.allocs)
+			break;
+	}
+	atomic_store_explicit(&w.stop, 1, memory_order_relaxed);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_msg(st.frees <= st.allocs,
+		      "one cache read allocs %llu < frees %llu",
+		      (unsigned long long)st.allocs,
+		      (unsigned long long)st.frees);
+	lfp_cache_stats(w.cache, &st);
+	ck_assert_uint_eq(st.allocs, w.rounds);
+	ck_assert_uint_eq(st.frees, w.rounds);
+	lfp_cache_destroy(w.cache);
+	lfp_destroy(pool);
+}
+END_TEST
+
 /*
  * lfp_stats is async-signal-safe: a handler that interrupts the owner in
  * the middle of a magazine exchange must read counts that never go back
@@ -1174,6 +1223,7 @@ int main(void)
 	tcase_add_test(tc, cache_stats_per_worker);
 	tcase_add_test(tc, cache_stats_while_busy);
 	tcase_add_test(tc, cache_stats_while_exchanging);
+	tcase_add_test(tc, cache_stats_frees_never_above_allocs);
 	tcase_add_test(tc, cache_counts_past_2_48_pairs);
 #ifdef STEP_TF
 	tcase_add_test(tc, stats_in_handler_mid_exchange);
