@@ -563,6 +563,50 @@ START_TEST(cache_counts_past_2_48_pairs)
 }
 END_TEST
 
+/*
+ * A cache whose count stays between empty and full never moves a
+ * magazine, so nothing folds hot.top's high part: 2^51 alloc-release
+ * pairs through it (78 days of a thread at 3 ns a pair) must still raise
+ * allocs and frees by as much, never lower them. The test moves hot.top
+ * and hot.frees as the pairs would, as cache_counts_past_2_48_pairs does.
+ */
+START_TEST(cache_counts_past_2_51_pairs_without_a_move)
+{
+	struct lfp_pool *pool = test_pool(32, 64);
+	const uint64_t pairs = UINT64_C(1) << 51;
+	struct lfp_stats before, after;
+	struct lfp_cache *c;
+	void *obj;
+
+	ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
+	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
+	lfp_stats(pool, &before);
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) +
+				      pairs * LFPI_TOP_FREE,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) +
+				      pairs,
+			      memory_order_relaxed);
+	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
+	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
+	lfp_stats(pool, &after);
+	ck_assert_msg(after.allocs == before.allocs + pairs + 1 &&
+			      after.frees == before.frees + pairs + 1,
+		      "allocs %llu -> %llu, frees %llu -> %llu",
+		      (unsigned long long)before.allocs,
+		      (unsigned long long)after.allocs,
+		      (unsigned long long)before.frees,
+		      (unsigned long long)after.frees);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
 START_TEST(explicit_cache_batches)
 {
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 100,
@@ -1225,6 +1269,7 @@ int main(void)
 	tcase_add_test(tc, cache_stats_while_exchanging);
 	tcase_add_test(tc, cache_stats_frees_never_above_allocs);
 	tcase_add_test(tc, cache_counts_past_2_48_pairs);
+	tcase_add_test(tc, cache_counts_past_2_51_pairs_without_a_move);
 #ifdef STEP_TF
 	tcase_add_test(tc, stats_in_handler_mid_exchange);
 	tcase_add_test(tc, fork_keeps_release_counted);
