@@ -114,7 +114,10 @@ void lfpi_cache_leave(struct lfp_cache *c)
  * releases that bypass slots[] (the shared path, a release pushed while
  * a thief waits) count in ctr.allocs and ctr.frees. H has 51 bits: when
  * it passes 2^50, a move folds it into allocs_base, under a sequence
- * that readers check (the one time two words change together).
+ * that readers check (the one time two words change together). A cache
+ * that never moves a magazine never folds: its count wraps after 2^51
+ * releases (lfp_stats documents it). A fork that cuts a fold short leaves
+ * the child that cache's allocations off by the fold, once in 2^50.
  */
 #define CACHE_FOLD (UINT64_C(1) << 50)
 
@@ -149,6 +152,16 @@ void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 	atomic_store_explicit(&c->fold_seq, seq + 2, memory_order_release);
 }
 
+/* Owner, inside an operation: k releases into slots[] counted. Release:
+ * as in lfpi_cache_free_inline (lfpool.h). */
+static void cache_freed(struct lfp_cache *c, uint32_t k)
+{
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) + k,
+			      memory_order_release);
+}
+
 /* Owner, inside an operation: k slots taken off the top of slots[] by
  * allocations. */
 static void cache_popped(struct lfp_cache *c, uint32_t k)
@@ -165,7 +178,7 @@ static void cache_popped(struct lfp_cache *c, uint32_t k)
 static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 {
 	c->slots[n] = idx;
-	lfpi_cache_count(&c->hot.frees, 1);
+	cache_freed(c, 1);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
@@ -178,7 +191,7 @@ static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
  * released into slots[]. */
 static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 {
-	lfpi_cache_count(&c->hot.frees, k);
+	cache_freed(c, k);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
@@ -219,8 +232,10 @@ static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
 			sched_yield();
 	}
 	*allocs = base + (top >> LFPI_TOP_SHIFT) - (top & LFPI_TOP_COUNT);
-	/* Relaxed: a counter only the owner writes. */
-	*frees = atomic_load_explicit(&m->hot.frees, memory_order_relaxed);
+	/* Acquire: pairs with the release stores of hot.frees (lfpool.h,
+	 * cache_freed): a reader that counts a release sees the allocation
+	 * it followed, wherever that was counted. */
+	*frees = atomic_load_explicit(&m->hot.frees, memory_order_acquire);
 }
 
 /* The owner's counter at offset `off` of struct lfpi_counters. */

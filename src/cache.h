@@ -150,9 +150,14 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.top, top + 1 + LFPI_TOP_FREE,
 			      memory_order_release);
+	/* Release: as in lfpi_cache_free_inline (lfpool.h), inside the
+	 * operation. */
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) + 1,
+			      memory_order_release);
 	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
 	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
-	lfpi_cache_count(&c->hot.frees, 1);
 }
 
 

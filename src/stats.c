@@ -131,12 +131,15 @@ void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
 	if (!cache || !out)
 		return;
 	lfp_stats(cache->pool, out);
-	/* Misses before allocs, as in lfp_stats: hits cannot go negative
-	 * but through relaxed reordering, which the check below absorbs. */
+	/* Frees, then misses, then allocs, as in lfp_stats: a release
+	 * follows its allocation and a miss is counted after its
+	 * allocation, so read in this order frees <= allocs and hits
+	 * cannot go negative (the check below absorbs what reordering is
+	 * left). */
+	out->frees = lfpi_cache_stat(cache, 2);
 	misses = lfpi_cache_stat(cache, 0);
 	out->allocs = lfpi_cache_stat(cache, 1);
 	out->cache_hits = out->allocs > misses ? out->allocs - misses : 0;
-	out->frees = lfpi_cache_stat(cache, 2);
 	out->failed_allocs = lfpi_cache_stat(cache, 3);
 	out->rejected_frees = lfpi_cache_stat(cache, 4);
 	out->cas_retries = lfpi_cache_stat(cache, 5);
