@@ -198,7 +198,7 @@ struct lfp_config {
 	size_t memory_size; /* bytes at memory; ignored if memory is NULL */
 	uint32_t cache_size; /* slots a thread cache holds, up to
 				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
-				clamped to 2 .. 256 */
+				clamped to 2 .. 1024 */
 	uint32_t batch_size; /* slots moved between a cache and the pool
 				at once (a magazine), <= cache_size;
 				0 = half */

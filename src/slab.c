@@ -33,17 +33,21 @@ static bool slab_round_up(size_t x, size_t a, size_t *out)
 }
 
 /*
- * The default cache: 256 slots (two magazines of 128), fewer in small
+ * The default cache: 1024 slots (two magazines of 512), fewer in small
  * pools so that caches do not hoard a large share of the pool (capacity /
- * 64, at least 2). A burst of a thousand allocations then costs eight
- * magazine exchanges, not thirty-two.
+ * 64, at least 2). Measured (lfpbench, bursts of 1024 released in random
+ * order, 64 B objects): with caches of 256 two threads' bursts spill
+ * magazines into the depot, each other's slots come back, and the
+ * generation words those slots share a cache line with ping-pong between
+ * the cores: 11.6 ns an operation at 2 threads against 3.9 at one; with
+ * 1024, 3.9 and 3.6.
  */
 static uint32_t slab_cache_size(const struct lfp_config *cfg)
 {
 	uint32_t n = cfg->capacity / 64;
 
 
-	return n < 2 ? 2 : n > 256 ? 256 : n;
+	return n < 2 ? 2 : n > 1024 ? 1024 : n;
 }
 
 int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)

@@ -193,7 +193,8 @@ static const struct cache_default cache_defaults[] = {
 	{ 1024, 16 },    /* 1024 / 64 */
 	{ 64, 2 },       /* 1, clamped up to 2 */
 	{ 16384, 256 },  /* 16384 / 64 = 256 */
-	{ 1 << 20, 256 }, /* 16384, clamped down to 256 */
+	{ 65536, 1024 }, /* 65536 / 64 = 1024 */
+	{ 1 << 20, 1024 }, /* 16384, clamped down to 1024 */
 };
 
 START_TEST(default_cache_size)

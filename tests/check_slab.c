@@ -11,10 +11,10 @@
  * test below holds lfp_memory_size and the README to these numbers, so a
  * change to the metadata or the header fails here until both agree.
  */
-/* Ten-thousandths of a byte of metadata per slot, at the default batch of
- * 128: 8 (next, generation) + 4 (a magazine entry) + 8 / 128 (its header). */
-#define DOC_META_PER_SLOT_10K 120625u
-#define DOC_HEADER 19676u     /* bytes of the fixed part */
+/* Millionths of a byte of metadata per slot, at the default batch of 512:
+ * 8 (next, generation) + 4 (a magazine entry) + 8 / 512 (its header). */
+#define DOC_META_PER_SLOT_1M 12015625u
+#define DOC_HEADER 70391u     /* bytes of the fixed part */
 
 static int try_create(struct lfp_config cfg)
 {
@@ -221,7 +221,7 @@ static const char *with_commas(size_t n, char *buf, size_t len)
 
 /*
  * The overhead README.md states: per slot, lfp_memory_size grows by the
- * stride plus DOC_META_PER_SLOT_10K / 10000, and the rest is a fixed header of
+ * stride plus DOC_META_PER_SLOT_1M / 10^6, and the rest is a fixed header of
  * DOC_HEADER bytes; the README says both numbers.
  */
 START_TEST(documented_overhead)
@@ -235,12 +235,12 @@ START_TEST(documented_overhead)
 	c.capacity = 2000000;
 	two = lfp_memory_size(&c);
 	/* Magazines come whole and parts are rounded up to cache lines:
-	 * within one magazine (520 bytes) and a line. */
+	 * within one magazine (2056 bytes) and a line. */
 	ck_assert_uint_le(two - one,
-			  1000000u * 64 + 100u * DOC_META_PER_SLOT_10K + 600);
+			  1000000u * 64 + DOC_META_PER_SLOT_1M + 2200);
 	ck_assert_uint_ge(two - one,
-			  1000000u * 64 + 100u * DOC_META_PER_SLOT_10K - 600);
-	ck_assert_uint_eq(one - 1000000u * 64 - 100u * DOC_META_PER_SLOT_10K,
+			  1000000u * 64 + DOC_META_PER_SLOT_1M - 2200);
+	ck_assert_uint_eq(one - 1000000u * 64 - DOC_META_PER_SLOT_1M,
 			  DOC_HEADER);
 	f = fopen(TEST_README, "r");
 	ck_assert_msg(f != NULL, "cannot open %s", TEST_README);
@@ -250,8 +250,8 @@ START_TEST(documented_overhead)
 	text = calloc(1, (size_t)len + 1);
 	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
 	fclose(f);
-	snprintf(want, sizeof(want), "%u.%04u bytes of metadata per slot",
-		 DOC_META_PER_SLOT_10K / 10000, DOC_META_PER_SLOT_10K % 10000);
+	snprintf(want, sizeof(want), "%u.%06u bytes of metadata per slot",
+		 DOC_META_PER_SLOT_1M / 1000000, DOC_META_PER_SLOT_1M % 1000000);
 	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
 	snprintf(want, sizeof(want), "a header of %u bytes", DOC_HEADER);
 	ck_assert_msg(strstr(text, want), "README.md lacks \"%s\"", want);
