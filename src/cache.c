@@ -461,16 +461,7 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
  */
 static bool cache_wait_other_thief(struct lfp_cache *c)
 {
-	if (cache_steals_held)
-		return false;
-	/* Relaxed: the depot's stacks, read next, carry the ordering. */
-	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
-	       LFPI_CTL_STEAL) {
-		if (lfpi_cache_fork_busy())
-			return lfpi_cache_fork_wait();
-		sched_yield();
-	}
-	return true;
+	return lfpi_cache_wait_thief(c, LFPI_CTL_STEAL);
 }
 
 /* Empty the claimed caches whose owners are idle; ask the others to
@@ -570,7 +561,8 @@ bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl)
 {
 	if (!(ctl & LFPI_CTL_STEAL) || cache_steals_held)
 		return false;
-	/* Relaxed: lfpi_cache_enter's acquire load follows. */
+	/* Relaxed: what the caller reads next carries the ordering (the
+	 * acquire load in lfpi_cache_enter, or the depot's stacks). */
 	while (atomic_load_explicit(&c->hot.ctl, memory_order_relaxed) &
 	       LFPI_CTL_STEAL) {
 		if (lfpi_cache_fork_busy())
