@@ -1239,12 +1239,12 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
  * (lfp_alloc)(pool), which calls the function (as the C library may
  * make any of its functions a macro too; so a struct member or a local
  * function pointer named lfp_alloc is called as (p->lfp_alloc)(pool)).
- * Define LFP_NO_INLINE
- * before including this header to call them always: a program built so
- * depends on the library's exported functions only, while one built
- * with the inline paths depends on the layout of struct lfpi_cache_hot,
- * which is not part of the API and changes only with the library's
- * soname. C++ (lfpool.hpp) calls the exported functions.
+ * Define LFP_NO_INLINE before including this header to call them
+ * always: a program built so depends on the library's exported functions
+ * only, while one built with the inline paths depends on the layout of
+ * struct lfpi_cache_hot, which is not part of the API and changes only
+ * with the library's soname. C++ (lfpool.hpp) and C99 call the exported
+ * functions.
  */
 #if !defined(LFP_NO_INLINE) && !defined(__cplusplus) &&                       \
 	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&            \
