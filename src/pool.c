@@ -323,29 +323,42 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	return lfpi_hand_out(pool, idx);
 }
 
+/*
+ * The checks of lfp_cache_free for a release through cache c: the slot
+ * of obj, marked free, or LFPI_NIL with *err set (-EINVAL, -EFAULT,
+ * -EALREADY; or, in a strict pool, what lfpi_release_slot says) and the
+ * refusal counted.
+ */
+static uint32_t pool_release_checked(struct lfp_cache *c, void *obj,
+				     int *err)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t idx;
+
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, *err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+	return idx;
+}
+
 /* A release the inline fast path could not finish alone: a pointer that
  * is no object's start, a slot that is not live, a pool with checks or
  * hooks. Not entered. */
 int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
 {
-	struct lfp_pool *pool;
 	int err = 0;
 	uint32_t idx;
 
 	if (!c)
 		return -EINVAL;
-	pool = c->pool;
-	if (LFPI_UNLIKELY(c->quirks))
-		idx = lfpi_release_quirky(pool, obj, &err);
-	else if (LFPI_UNLIKELY(!obj))
-		idx = LFPI_NIL, err = -EINVAL;
-	else if ((idx = lfpi_slot_of(pool, obj, &err)) != LFPI_NIL &&
-		 LFPI_UNLIKELY(err = lfpi_mark_free(pool, idx, false, 0)))
-		idx = LFPI_NIL;
-	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
-		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+	if ((idx = pool_release_checked(c, obj, &err)) == LFPI_NIL)
 		return err;
-	}
 	lfpi_cache_put(c, idx);
 	return 0;
 }
@@ -436,23 +449,13 @@ size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
 		return done;
 	}
 	for (size_t i = 0; i < n; i++) {
-		/* The checks of lfp_cache_free, outside the operation. */
-		err = 0;
-		if (LFPI_LIKELY((idx = pool_release_plain(cache, objs[i])) !=
-				LFPI_NIL))
-			; /* a live object of a plain pool, now free */
-		else if (cache->quirks)
-			idx = lfpi_release_quirky(cache->pool, objs[i], &err);
-		else if (!objs[i])
-			idx = LFPI_NIL, err = -EINVAL;
-		else if ((idx = lfpi_slot_of(cache->pool, objs[i], &err)) !=
-				 LFPI_NIL &&
-			 (err = lfpi_mark_free(cache->pool, idx, false, 0)))
-			idx = LFPI_NIL;
-		if (idx == LFPI_NIL) {
-			lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+		/* The checks of lfp_cache_free, outside the operation: the
+		 * plain pool's short way first. */
+		if (LFPI_UNLIKELY((idx = pool_release_plain(cache, objs[i])) ==
+				  LFPI_NIL) &&
+		    (idx = pool_release_checked(cache, objs[i], &err)) ==
+			    LFPI_NIL)
 			continue;
-		}
 		run[k++] = idx;
 		if (k == CACHE_RUN) {
 			lfpi_cache_put_run(cache, run, k);
