@@ -510,13 +510,29 @@ END_TEST
 
 #endif
 
+/* Leave cache c as `pairs` inline allocation-release pairs would: they
+ * change nothing but hot.top's high part and hot.frees (the count goes
+ * down and back up). */
+static void pretend_pairs(struct lfp_cache *c, uint64_t pairs)
+{
+	atomic_store_explicit(&c->hot.top,
+			      atomic_load_explicit(&c->hot.top,
+						   memory_order_relaxed) +
+				      pairs * LFPI_TOP_FREE,
+			      memory_order_relaxed);
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) +
+				      pairs,
+			      memory_order_relaxed);
+}
+
 /*
  * Counts stay 64-bit through a cache's fast path: 2^50 + 2^48 allocation
  * and release pairs through one cache (over a month of a thread at 3 ns
  * a pair) raise allocs and frees by as much, across the fold of hot.top's
- * allocation part (cache.c) at the next move. The inline pair changes
- * nothing of the cache but hot.top's high part and hot.frees (the count
- * goes down and back up), so the test moves those as the pairs would.
+ * allocation part (cache.c) at the next move (pretend_pairs stands in
+ * for the pairs).
  */
 START_TEST(cache_counts_past_2_48_pairs)
 {
@@ -532,16 +548,7 @@ START_TEST(cache_counts_past_2_48_pairs)
 		ck_assert_int_eq(lfp_cache_free(c, obj), 0);
 	}
 	lfp_stats(pool, &before);
-	atomic_store_explicit(&c->hot.top,
-			      atomic_load_explicit(&c->hot.top,
-						   memory_order_relaxed) +
-				      pairs * LFPI_TOP_FREE,
-			      memory_order_relaxed);
-	atomic_store_explicit(&c->hot.frees,
-			      atomic_load_explicit(&c->hot.frees,
-						   memory_order_relaxed) +
-				      pairs,
-			      memory_order_relaxed);
+	pretend_pairs(c, pairs);
 	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
 	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
 	lfp_cache_flush(c); /* a move: it folds */
@@ -567,9 +574,8 @@ END_TEST
  * A cache whose count stays between empty and full never moves a
  * magazine, so nothing folds hot.top's high part: the documented limit
  * (lfp_stats in lfpool.h) is 2^51 releases between two moves, 78 days of
- * a thread at 3 ns a pair. Just under it, the counts are exact. The test
- * moves hot.top and hot.frees as the pairs would, as
- * cache_counts_past_2_48_pairs does.
+ * a thread at 3 ns a pair. Just under it, the counts are exact
+ * (pretend_pairs stands in for the pairs).
  */
 START_TEST(cache_counts_past_2_51_pairs_without_a_move)
 {
@@ -583,16 +589,7 @@ START_TEST(cache_counts_past_2_51_pairs_without_a_move)
 	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
 	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
 	lfp_stats(pool, &before);
-	atomic_store_explicit(&c->hot.top,
-			      atomic_load_explicit(&c->hot.top,
-						   memory_order_relaxed) +
-				      pairs * LFPI_TOP_FREE,
-			      memory_order_relaxed);
-	atomic_store_explicit(&c->hot.frees,
-			      atomic_load_explicit(&c->hot.frees,
-						   memory_order_relaxed) +
-				      pairs,
-			      memory_order_relaxed);
+	pretend_pairs(c, pairs);
 	ck_assert_ptr_nonnull(obj = lfp_cache_alloc(c));
 	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
 	lfp_stats(pool, &after);
