@@ -200,7 +200,8 @@ struct lfp_config {
 				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
 				clamped to 2 .. 1024 */
 	uint32_t batch_size; /* slots moved between a cache and the pool
-				at once (a magazine), <= cache_size;
+				at once (a magazine), <= cache_size
+				(the default one too: more is -EINVAL);
 				0 = half */
 
 	/* When the pool is exhausted (enum lfp_exhaust); 0 = return NULL. */

@@ -78,15 +78,15 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 				   &meta) ||
 	    __builtin_mul_overflow((size_t)l.slots, l.stride, &objs))
 		return -EOVERFLOW;
-	if (cfg->cache_size > LFP_MAX_CACHE_SIZE ||
-	    cfg->batch_size > (cfg->cache_size ? cfg->cache_size
-					       : LFP_MAX_CACHE_SIZE))
+	if (cfg->cache_size > LFP_MAX_CACHE_SIZE)
 		return -EINVAL;
 	l.cache_size = cfg->cache_size ? cfg->cache_size : slab_cache_size(cfg);
+	/* A batch larger than the cache, default size included, is refused
+	 * rather than cut down: the caller asked for something else. */
+	if (cfg->batch_size > l.cache_size)
+		return -EINVAL;
 	l.batch = cfg->batch_size ? cfg->batch_size
 				  : (l.cache_size + 1) / 2;
-	if (l.batch > l.cache_size)
-		l.batch = l.cache_size;
 	/* A magazine for every batch of slots, and some for the caches'
 	 * spares and part-filled ones; past that, slots wait on the free
 	 * list (depot.c). */

@@ -389,6 +389,16 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE |         \
 	 LFP_F_WAIT_DEFERRED)
 
+/* The cache size a pool made with c has: lfp_config's comment. */
+static uint32_t fz_cache_size(const struct lfp_config *c)
+{
+	uint32_t n = c->capacity / 64;
+
+	if (c->cache_size)
+		return c->cache_size;
+	return n < 2 ? 2 : n > 1024 ? 1024 : n;
+}
+
 /* Outcomes lfp_create may have: bits of FZ_OK, FZ_INVAL, ... */
 #define FZ_OK 1u
 #define FZ_INVAL 2u
@@ -409,8 +419,7 @@ static unsigned fz_err_bit(int err)
 /*
  * What the documented rules say about a configuration, memory aside: the
  * errors that apply (*must: lfp_create must fail with one of them) and
- * those that may (a size near the limits, a batch above the default
- * cache size). The documentation gives no order among several errors.
+ * those that may (a size near the limits). The documentation gives no order among several errors.
  */
 static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 {
@@ -426,11 +435,8 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 	    (c->exhaust == LFP_EXHAUST_GROW && !c->max_capacity) ||
 	    (c->max_capacity && c->max_capacity < c->capacity) ||
 	    c->cache_size > LFP_MAX_CACHE_SIZE ||
-	    (c->cache_size && c->batch_size > c->cache_size))
+	    c->batch_size > fz_cache_size(c))
 		*must |= FZ_INVAL;
-	/* A batch above the default cache size: in range or not, by taste. */
-	if (!c->cache_size && c->batch_size > 2)
-		may |= FZ_INVAL;
 	if (c->capacity > LFP_MAX_CAPACITY ||
 	    c->max_capacity > LFP_MAX_CAPACITY)
 		*must |= FZ_OVERFLOW;
