@@ -115,7 +115,8 @@ LFP_API const char *lfp_version(void);
 /* Flags for lfp_config.flags. Unknown bits are rejected with -EINVAL. */
 #define LFP_F_NONE 0u
 /* lfp_alloc and lfp_free skip the per-thread caches and work on the shared
- * free list directly (explicit caches still work). */
+ * free list directly (explicit caches still work). Every release is
+ * checked atomically, as with LFP_F_STRICT, explicit caches' included. */
 #define LFP_F_NO_CACHE (1u << 0)
 /* Catch a double release even when it races with another release of the
  * same object, at the price of an atomic read-modify-write per release. */
@@ -367,8 +368,10 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  *             allocated (this includes slots a growable pool has not
  *             grown into yet, which lfp_owns does not count as its own).
  * A double release that races with another release of the same object is
- * caught only with LFP_F_STRICT or LFP_F_NO_CACHE (then exactly one of the
- * two succeeds); without, both may appear to succeed.
+ * caught only with LFP_F_STRICT or LFP_F_NO_CACHE: then exactly one of the
+ * two succeeds, whichever calls release it (lfp_free, lfp_cache_free on
+ * any explicit cache, the bulk calls, lfp_free_handle, lfp_free_deferred);
+ * without, both may appear to succeed.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free.
  */

@@ -77,7 +77,8 @@ struct lfp_pool {
 	size_t obj_size;
 	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
 	/* Non-zero if releases or allocations need more than the bare
-	 * minimum (hooks, debug tools, strict releases): caches then leave
+	 * minimum (hooks, debug tools, strict releases: LFP_F_STRICT or
+	 * LFP_F_NO_CACHE): caches then leave
 	 * their fast path for lfpi_hand_out and lfpi_release_slot. */
 	uint32_t quirks;
 	uint32_t exhaust;         /* enum lfp_exhaust */

@@ -24,8 +24,8 @@ enum {
 #define LFPI_CTL_STEAL 1u /* a thief may be emptying the cache: keep off */
 #define LFPI_CTL_FLUSH 2u /* a thief found it busy: flush it when you can */
 /* Set for the cache's life (lfp_cache.ctl_keep): the pool has quirks
- * (hooks, debug tools, strict releases), or membarrier(2) is missing and
- * every entry must be the seq_cst one. */
+ * (hooks, debug tools, strict releases; see pool_set_quirks), or
+ * membarrier(2) is missing and every entry must be the seq_cst one. */
 #define LFPI_CTL_SLOW 4u
 
 /* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */

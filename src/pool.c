@@ -99,10 +99,21 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	pool_set_name(pool, cfg->name);
 }
 
+/*
+ * Releases in a pool with LFP_F_STRICT or LFP_F_NO_CACHE settle the slot's
+ * generation with a CAS, through every path, explicit caches included:
+ * lfp_free promises that of two racing releases exactly one succeeds, and
+ * a check-then-store in one of them would let both through.
+ */
+static bool pool_strict(const struct lfp_pool *pool)
+{
+	return pool->flags & (LFP_F_STRICT | LFP_F_NO_CACHE);
+}
+
 static void pool_set_quirks(struct lfp_pool *pool)
 {
 	pool->quirks = pool->debug || pool->ctor || pool->on_alloc ||
-		       pool->on_free || (pool->flags & LFP_F_STRICT);
+		       pool->on_free || pool_strict(pool);
 }
 
 LFPI_NOINLINE void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx)
@@ -114,7 +125,7 @@ LFPI_NOINLINE uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj,
 					   int *err)
 {
 	return lfpi_release_slot(pool, obj, err,
-				 pool->flags & LFP_F_STRICT ? LFPI_REL_STRICT : 0);
+				 pool_strict(pool) ? LFPI_REL_STRICT : 0);
 }
 
 int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
