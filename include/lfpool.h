@@ -551,9 +551,8 @@ LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
  * rather than events, are copied from now: capacity, live, cached, free,
  * deferred, high_water and max_capacity. A counter that reads lower in
  * now than in before gives 0 rather than wrapping: before was taken later
- * (the arguments are swapped), or the snapshots were taken under
- * concurrent use, when cache_hits, derived from two counters, may read a
- * little high. out may be now or before. Does nothing if an argument is
+ * (the arguments are swapped), or belongs to another pool or cache. out
+ * may be now or before. Does nothing if an argument is
  * NULL.
  * Thread safety: any thread; it reads and writes its arguments only.
  * Progress: wait-free.

@@ -110,9 +110,11 @@ void lfpi_cache_leave(struct lfp_cache *c)
  * that is no allocation or release (refill, flush, steal) changes C and
  * H by the same amount, in the same store. So the allocations out of
  * slots[] are H - C in any one reading of one word: exact when the cache
- * is still, and never lower than in an earlier reading. Allocations and
- * releases that bypass slots[] (the shared path, a release pushed while
- * a thief waits) count in ctr.allocs and ctr.frees. H has 51 bits: when
+ * is still, and never lower than in an earlier reading. They are the
+ * cache's hits: the slot an allocation takes right after a refill (a
+ * miss) leaves slots[] as a move. Allocations and releases that bypass
+ * the count (misses, the shared path, a release pushed while a thief
+ * waits) count in ctr.allocs and ctr.frees. H has 51 bits: when
  * it passes 2^50, a move folds it into allocs_base, under a sequence
  * that readers check (the one time two words change together). A cache
  * that never moves a magazine never folds: its count wraps after 2^51
@@ -248,11 +250,13 @@ static uint64_t cache_value(const struct lfp_cache *c, size_t off)
 
 	uint64_t allocs, frees;
 
+	/* Allocations out of slots[] are the hits, and allocations too. */
 	if (off == offsetof(struct lfpi_counters, allocs) ||
+	    off == offsetof(struct lfpi_counters, cache_hits) ||
 	    off == offsetof(struct lfpi_counters, frees)) {
 		cache_counts(c, &allocs, &frees);
-		v += off == offsetof(struct lfpi_counters, allocs) ? allocs
-								   : frees;
+		v += off == offsetof(struct lfpi_counters, frees) ? frees
+								  : allocs;
 	}
 	return v;
 }
@@ -522,14 +526,27 @@ static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 	atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_FLUSH, memory_order_relaxed);
 }
 
-/* Inside an operation: pop a slot, refilling first if empty. *hit says
- * whether the cache had it without a refill. */
+/*
+ * Owner, inside an operation, n the count after a refill: the top slot
+ * taken by an allocation that missed. It leaves slots[] as a move and its
+ * allocation counts in ctr.allocs, so that hot.top counts hits alone: one
+ * word, which a reader never sees go down (lfp_stats' cache_hits).
+ */
+static uint32_t cache_popped_miss(struct lfp_cache *c, uint32_t n)
+{
+	uint32_t idx = c->slots[n - 1];
+
+	lfpi_cache_set_n(c, n - 1);
+	lfpi_cache_count(&c->ctr.allocs, 1);
+	return idx;
+}
+
+/* Inside an operation: pop a slot, refilling first if empty. */
 uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
-			       uint32_t *retries, bool *hit)
+			       uint32_t *retries)
 {
 	uint32_t n, idx;
 
-	*hit = false;
 	if (ctl & LFPI_CTL_STEAL)
 		return LFPI_NIL; /* a thief may be at the slots: keep off */
 	if (ctl & LFPI_CTL_FLUSH) {
@@ -537,12 +554,10 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
 		return LFPI_NIL; /* take from the pool like the rest */
 	}
 	n = lfpi_cache_n(c);
-	if (n)
-		*hit = true;
-	else if (!(n = cache_refill(c)))
-		return LFPI_NIL;
+	if (!n)
+		return (n = cache_refill(c)) ? cache_popped_miss(c, n) : LFPI_NIL;
 	idx = c->slots[n - 1];
-	cache_popped(c, 1);
+	cache_popped(c, 1); /* a hit */
 	return idx;
 }
 
@@ -648,7 +663,7 @@ static void cache_unmap(struct lfp_cache *c)
 
 /* The counters lfp_cache_stats reports, by index in lfpi_cache_stat(). */
 static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
-	offsetof(struct lfpi_counters, cache_misses),
+	offsetof(struct lfpi_counters, cache_hits),
 	offsetof(struct lfpi_counters, allocs),
 	offsetof(struct lfpi_counters, frees),
 	offsetof(struct lfpi_counters, failed_allocs),
@@ -935,20 +950,20 @@ void lfp_cache_destroy(struct lfp_cache *cache)
  * refilling once if the cache is empty. Returns how many; 0 also when a
  * thief's request is pending, which the single path answers.
  */
-size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
-			    bool *refilled)
+size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n)
 {
-	uint32_t ctl = lfpi_cache_enter(c), cnt, k = 0;
+	uint32_t ctl = lfpi_cache_enter(c), cnt, k = 0, i = 0;
 
-	*refilled = false;
 	if (!(ctl & CACHE_ASKS)) {
 		cnt = lfpi_cache_n(c);
-		if (!cnt && (cnt = cache_refill(c)))
-			*refilled = true;
-		k = cnt < n ? cnt : (uint32_t)n;
-		for (uint32_t i = 0; i < k; i++)
-			objs[i] = (void *)(uintptr_t)c->slots[cnt - 1 - i];
+		/* After a refill the first slot is a miss, the rest hits. */
+		if (!cnt && (cnt = cache_refill(c)) && n)
+			objs[i++] = (void *)(uintptr_t)cache_popped_miss(c, cnt--);
+		k = cnt < n - i ? cnt : (uint32_t)(n - i);
+		for (uint32_t j = 0; j < k; j++)
+			objs[i + j] = (void *)(uintptr_t)c->slots[cnt - 1 - j];
 		cache_popped(c, k);
+		k += i;
 	}
 	lfpi_cache_leave(c);
 	return k;

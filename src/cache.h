@@ -169,16 +169,14 @@ uint32_t lfpi_cache_enter(struct lfp_cache *c);
 uint32_t lfpi_cache_reenter(struct lfp_cache *c, uint32_t ctl);
 void lfpi_cache_leave(struct lfp_cache *c);
 /* Inside an operation: pop a slot, refilling first if empty; LFPI_NIL if
- * none or if ctl asks us off. *hit: the cache had it without a refill. */
-uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl, uint32_t *retries,
-			bool *hit);
+ * none or if ctl asks us off. A slot after a refill counts as a miss. */
+uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl, uint32_t *retries);
 /* After a failed look with ctl holding STEAL: wait (outside the
  * operation) for the thief to let go; whether to look again. */
 bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl);
 /* One operation: up to n slot indices into objs (as uintptr_t), refilling
- * once; 0 if ctl asks us off. */
-size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n,
-			  bool *refilled);
+ * once (the first slot after it counts as a miss); 0 if ctl asks us off. */
+size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n);
 /* One operation: idx[0..n), marked free, into the cache. */
 void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n);
 /* Inside an operation: the count set to n by a move that is no

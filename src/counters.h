@@ -14,7 +14,9 @@ struct lfpi_counters {
 	_Atomic uint64_t failed_allocs;
 	_Atomic uint64_t rejected_frees;
 	_Atomic uint64_t cas_retries;
-	_Atomic uint64_t cache_misses; /* the rest only ever move in caches */
+	/* Never written: a cache's hits are counted in its hot.top, and
+	 * this offset names them to the readers (cache.c, cache_value). */
+	_Atomic uint64_t cache_hits; /* the rest only ever move in caches */
 	_Atomic uint64_t refills;
 	_Atomic uint64_t flushes;
 	_Atomic uint64_t steals;
@@ -34,7 +36,7 @@ static inline void lfpi_counters_init(struct lfpi_counters *c)
 	atomic_init(&c->failed_allocs, 0);
 	atomic_init(&c->rejected_frees, 0);
 	atomic_init(&c->cas_retries, 0);
-	atomic_init(&c->cache_misses, 0);
+	atomic_init(&c->cache_hits, 0);
 	atomic_init(&c->refills, 0);
 	atomic_init(&c->flushes, 0);
 	atomic_init(&c->steals, 0);

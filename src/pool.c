@@ -299,12 +299,12 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, emptied = 0, idx;
 	struct lfpi_want want;
-	bool hit, shared;
+	bool shared;
 
 	ctl = lfpi_cache_reenter(c, ctl);
 	lfpi_want_init(pool, &want);
 	for (;;) {
-		idx = lfpi_cache_pop(c, ctl, &retries, &hit);
+		idx = lfpi_cache_pop(c, ctl, &retries);
 		lfpi_cache_leave(c);
 		if ((shared = idx == LFPI_NIL))
 			idx = lfpi_pool_take(pool, &retries);
@@ -324,13 +324,10 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
 		return NULL;
 	}
-	/* One out of the cache's slots counted itself (cache.c); one from
-	 * the pool counts here. A miss is a successful allocation that did
-	 * not find its slot in the cache, so that hits = allocs - misses. */
+	/* One out of the cache's slots counted itself, as a hit or a miss
+	 * (cache.c); one from the pool, a miss, counts here. */
 	if (shared)
 		lfpi_cache_count(&c->ctr.allocs, 1);
-	if (!hit)
-		lfpi_cache_count(&c->ctr.cache_misses, 1);
 	return lfpi_hand_out(pool, idx);
 }
 
@@ -411,7 +408,6 @@ static uint32_t pool_release_plain(struct lfp_cache *c, void *obj)
 size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 {
 	size_t got = 0, k;
-	bool refilled;
 	void *obj;
 
 	if (!cache || !objs)
@@ -422,8 +418,7 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 	 * and in no list, so a hook that allocates would find them gone.
 	 */
 	while (got < n && !cache->pool->ctor && !cache->pool->on_alloc &&
-	       (k = lfpi_cache_pop_run(cache, objs + got, n - got,
-				       &refilled))) {
+	       (k = lfpi_cache_pop_run(cache, objs + got, n - got))) {
 		/* Outside the operation, as single allocations do. */
 		if (LFPI_LIKELY(!cache->quirks))
 			pool_hand_out_run(cache->pool, objs + got, k);
@@ -432,7 +427,6 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 				objs[i] = lfpi_hand_out(
 					cache->pool, (uint32_t)(uintptr_t)objs[i]);
 		got += k;
-		lfpi_cache_count(&cache->ctr.cache_misses, refilled);
 	}
 	/* The rest, if any, the way single allocations go: stealing,
 	 * waiting, the exhaustion policy. */

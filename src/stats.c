@@ -34,17 +34,14 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		return;
 	memset(out, 0, sizeof(*out));
 	/*
-	 * Hits are counted as misses, off the fast path: hits = allocs -
-	 * misses. Misses first: a miss is counted after its allocation, so
-	 * read in this order a miss cannot outrun its allocation (except
-	 * through the reordering relaxed loads allow; the clamp keeps that
-	 * from wrapping). Hits before allocs, which are read later and so
-	 * can only be larger (the counters only grow): hits <= allocs.
+	 * Hits are a count of their own (each cache's hot.top), so like every
+	 * event count they never read lower than in an earlier call. Read
+	 * before allocs, which include them and, read later, can only be
+	 * larger: hits <= allocs (the clamp below covers a count read across
+	 * a fold it gave up waiting for).
 	 */
-	pending = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_misses),
-				 NULL);
-	live = lfpi_cache_sum(pool, offsetof(struct lfpi_counters, allocs), NULL);
-	out->cache_hits = live > pending ? live - pending : 0;
+	out->cache_hits =
+		lfpi_cache_sum(pool, offsetof(struct lfpi_counters, cache_hits), NULL);
 	/* Frees before allocs: a racing pair can then only overstate live. */
 	out->frees = pool_sum(pool, offsetof(struct lfpi_counters, frees));
 	out->allocs = pool_sum(pool, offsetof(struct lfpi_counters, allocs));
@@ -126,20 +123,18 @@ int lfp_stats_print(const struct lfp_pool *pool, FILE *f)
 
 void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
 {
-	uint64_t misses;
-
 	if (!cache || !out)
 		return;
 	lfp_stats(cache->pool, out);
-	/* Frees, then misses, then allocs, as in lfp_stats: a release
-	 * follows its allocation and a miss is counted after its
-	 * allocation, so read in this order frees <= allocs and hits
-	 * cannot go negative (the check below absorbs what reordering is
-	 * left). */
+	/* Hits, then frees, then allocs, as in lfp_stats: a release follows
+	 * its allocation, and allocs include the hits, so read in this order
+	 * hits <= allocs and frees <= allocs (the clamp absorbs a count read
+	 * across a fold). */
+	out->cache_hits = lfpi_cache_stat(cache, 0);
 	out->frees = lfpi_cache_stat(cache, 2);
-	misses = lfpi_cache_stat(cache, 0);
 	out->allocs = lfpi_cache_stat(cache, 1);
-	out->cache_hits = out->allocs > misses ? out->allocs - misses : 0;
+	if (out->cache_hits > out->allocs)
+		out->cache_hits = out->allocs;
 	out->failed_allocs = lfpi_cache_stat(cache, 3);
 	out->rejected_frees = lfpi_cache_stat(cache, 4);
 	out->cas_retries = lfpi_cache_stat(cache, 5);
