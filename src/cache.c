@@ -49,6 +49,25 @@ static LFPI_TLS bool cache_exited;
  * a steal, or between fork's prepare and parent/child handlers): it must
  * never wait for a steal to end, which may be its own. */
 static LFPI_TLS uint32_t cache_steals_held;
+/*
+ * Which caches this thread holds as a thief: one record per steal in
+ * progress (a signal handler may steal while the frame it interrupted
+ * does), newest first. Read only by a fork from a signal handler
+ * (lfpi_cache_fork_prepare): a cache an interrupted frame of the forking
+ * thread holds is let go by that frame, in the parent and in the child,
+ * so prepare neither waits for it nor takes it. One thread writes and
+ * reads it, its handlers included: relaxed atomics and signal fences,
+ * which keep the compiler from moving a write past a point a handler may
+ * interrupt. held[0..n) are the caches claimed; an entry is cleared
+ * before its cache is let go, so the record never names a cache that
+ * another thief may hold by now.
+ */
+struct cache_thief {
+	_Atomic(struct lfp_cache *) held[CACHE_STEAL_MAX];
+	_Atomic uint32_t n;
+	struct cache_thief *prev;
+};
+static LFPI_TLS struct cache_thief *cache_thieves;
 /* Whether the thread's exit destructor is armed. */
 static LFPI_TLS bool cache_key_set;
 static pthread_key_t cache_key;
@@ -405,8 +424,8 @@ static bool cache_fence_all(void)
  * its later read of ctl sees STEAL and it keeps off the slots. Without
  * membarrier both sides use seq_cst and the same argument holds.
  */
-static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
-				  uint32_t *emptied, uint32_t *retries);
+static uint32_t cache_steal_round(struct cache_thief *me, uint32_t *emptied,
+				  uint32_t *retries);
 static bool cache_wait_other_thief(struct lfp_cache *c);
 
 /*
@@ -424,30 +443,50 @@ static bool cache_ask_busy(struct lfp_cache *c)
 	return true;
 }
 
+/* Note in the thread's record (struct cache_thief) that it holds c. */
+static void cache_thief_add(struct cache_thief *me, struct lfp_cache *c)
+{
+	uint32_t n = atomic_load_explicit(&me->n, memory_order_relaxed);
+
+	atomic_store_explicit(&me->held[n], c, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst); /* the entry, then n */
+	atomic_store_explicit(&me->n, n + 1, memory_order_relaxed);
+}
+
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
-	struct lfp_cache *victim[CACHE_STEAL_MAX], *c, *other = NULL;
-	uint32_t nv, got = 0;
+	struct lfp_cache *c, *other = NULL;
+	struct cache_thief me;
+	uint32_t got = 0;
 
+	atomic_init(&me.n, 0);
+	me.prev = cache_thieves;
+	cache_thieves = &me;
+	atomic_signal_fence(memory_order_seq_cst); /* the record, then claims */
 	cache_steals_held++;
 	/* Acquire: pairs with the release CAS that published each cache.
 	 * Rounds of up to CACHE_STEAL_MAX caches, until one moves slots. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	while (c && !got) {
-		for (nv = 0; c && nv < CACHE_STEAL_MAX; c = c->reg_next) {
+		atomic_store_explicit(&me.n, 0, memory_order_relaxed);
+		for (; c && atomic_load_explicit(&me.n, memory_order_relaxed) <
+				    CACHE_STEAL_MAX;
+		     c = c->reg_next) {
 			if (c == self ||
 			    !lfpi_cache_n(c) ||
 			    cache_ask_busy(c))
 				continue;
 			if (cache_claim_steal(c))
-				victim[nv++] = c;
+				cache_thief_add(&me, c);
 			else
 				other = c; /* another thief has it */
 		}
-		got = cache_steal_round(victim, nv, emptied, retries);
+		got = cache_steal_round(&me, emptied, retries);
 	}
 	cache_steals_held--;
+	atomic_signal_fence(memory_order_seq_cst); /* every cache let go */
+	cache_thieves = me.prev;
 	if (!got && other && cache_wait_other_thief(other))
 		got = !lfpi_depot_is_empty(&pool->depot) ||
 		      !lfpi_stack_is_empty(&pool->free);
@@ -470,15 +509,18 @@ static bool cache_wait_other_thief(struct lfp_cache *c)
 
 /* Empty the claimed caches whose owners are idle; ask the others to
  * flush; let go of all of them. Returns the slots moved. */
-static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
-				  uint32_t *emptied, uint32_t *retries)
+static uint32_t cache_steal_round(struct cache_thief *me, uint32_t *emptied,
+				  uint32_t *retries)
 {
+	uint32_t nv = atomic_load_explicit(&me->n, memory_order_relaxed);
 	bool fenced = nv && (!lfpi_cache_membarrier || cache_fence_all());
 	struct lfp_cache *c;
 	uint32_t got = 0;
 
 	for (uint32_t i = 0; i < nv; i++) {
-		c = victim[i];
+		uint32_t done = LFPI_CTL_STEAL;
+
+		c = atomic_load_explicit(&me->held[i], memory_order_relaxed);
 		/* seq_cst (acquire is what membarrier mode needs): pairs with
 		 * the release in lfpi_cache_leave, so the slots we take and
 		 * the owner's writes to their objects are visible. */
@@ -489,22 +531,20 @@ static uint32_t cache_steal_round(struct lfp_cache **victim, uint32_t nv,
 			got += cache_empty(c, &spare, retries);
 			lfpi_depot_put_spare(&c->pool->depot, spare);
 			++*emptied;
-			/* Emptied: a flush request is answered. Release: pairs
-			 * with the acquire load of ctl in lfpi_cache_enter, so
-			 * the owner sees the count we left. */
-			atomic_fetch_and_explicit(
-				&c->hot.ctl, ~(LFPI_CTL_STEAL | LFPI_CTL_FLUSH),
-				memory_order_release);
-			continue;
+			done |= LFPI_CTL_FLUSH; /* emptied: a request is answered */
+		} else {
+			/* Relaxed: the owner acts on it at its next entry; the
+			 * release below publishes it. */
+			atomic_fetch_or_explicit(&c->hot.ctl, LFPI_CTL_FLUSH,
+						 memory_order_relaxed);
 		}
-		/* Relaxed: the owner acts on it at its next entry; the
-		 * release below publishes it. */
-		atomic_fetch_or_explicit(&c->hot.ctl, LFPI_CTL_FLUSH,
-					 memory_order_relaxed);
-		/* Release: as above; we moved nothing, but a later thief
-		 * that claims the cache must see what we saw. */
-		atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_STEAL,
-					  memory_order_release);
+		/* Out of the record before we let go (struct cache_thief). */
+		atomic_store_explicit(&me->held[i], NULL, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		/* Release: pairs with the acquire load of ctl in
+		 * lfpi_cache_enter, so the owner sees the count we left, and a
+		 * later thief that claims the cache sees what we saw. */
+		atomic_fetch_and_explicit(&c->hot.ctl, ~done, memory_order_release);
 	}
 	return got;
 }
@@ -613,14 +653,23 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 }
 
-/* Owner: give every slot back. Waits while a thief is at the slots; a
- * thief holds them for a few hundred instructions. */
-static void cache_drain(struct lfp_cache *c)
+/*
+ * Owner: give every slot back. Waits while a thief is at the slots; a
+ * thief holds them for a few hundred instructions. A fork holds them from
+ * its prepare to its parent handler, and an atfork handler that runs in
+ * between may wait for a lock our caller holds: that wait is bounded
+ * (lfpi_cache_fork_wait), and then the slots stay in the cache, free
+ * slots that a starving thread takes by stealing. Returns whether the
+ * cache was drained.
+ */
+static bool cache_drain(struct lfp_cache *c)
 {
 	uint32_t ctl, retries = 0;
 
 	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
 		lfpi_cache_leave(c);
+		if (lfpi_cache_fork_busy() && !lfpi_cache_fork_wait())
+			return false;
 		sched_yield();
 	}
 	if (ctl & LFPI_CTL_FLUSH)
@@ -629,6 +678,7 @@ static void cache_drain(struct lfp_cache *c)
 		lfpi_cache_count(&c->ctr.flushes, 1);
 	lfpi_cache_leave(c);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	return true;
 }
 
 /*
@@ -771,7 +821,9 @@ static void cache_release(struct lfp_cache *c)
 {
 	uint32_t spare;
 
-	cache_drain(c);
+	/* Undrained (a fork kept it), it is given up with its slots, which
+	 * the next owner uses or a starving thread steals. */
+	(void)cache_drain(c);
 	/*
 	 * The drain may have used the spare, so read it after. Clear it
 	 * before the push: a fork between the two must not find the
@@ -1003,8 +1055,15 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 void lfp_cache_flush(struct lfp_cache *cache)
 {
 	if (cache)
-		cache_drain(cache);
+		(void)cache_drain(cache); /* see there for a fork */
 }
+
+/* lfp_cache.fork_hold: how fork's prepare holds a cache. */
+enum {
+	CACHE_FORK_TAKEN, /* it claimed the cache */
+	CACHE_FORK_THIEF, /* another thread's steal held it too long */
+	CACHE_FORK_MINE,  /* the forking thread's own interrupted steal holds it */
+};
 
 /* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
 static _Atomic uint32_t cache_fork_busy;
@@ -1063,8 +1122,44 @@ bool lfpi_cache_fork_wait(void)
  * and dropped in the child too. Caller holds every grow_lock and the fork
  * lock.
  */
+/* Whether one of this thread's steals holds c (struct cache_thief). */
+static bool cache_held_by_me(const struct lfp_cache *c)
+{
+	for (struct cache_thief *t = cache_thieves; t; t = t->prev) {
+		uint32_t n = atomic_load_explicit(&t->n, memory_order_relaxed);
+
+		for (uint32_t i = 0; i < n; i++)
+			if (atomic_load_explicit(&t->held[i],
+						 memory_order_relaxed) == c)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Take c for a fork, as a thief would. A thief that holds it now lets go
+ * within a few hundred instructions, unless it is preempted, or it is
+ * interrupted by a signal handler that forks too and so waits for us: we
+ * wait until `until`, then leave it to that thief (CACHE_FORK_THIEF). A
+ * steal of this very thread, interrupted by the handler that forks, lets
+ * go only after we return: we do not wait for it (CACHE_FORK_MINE).
+ */
+static uint32_t cache_fork_take(struct lfp_cache *c, uint64_t until)
+{
+	while (!cache_claim_steal(c)) {
+		if (cache_held_by_me(c))
+			return CACHE_FORK_MINE;
+		if (cache_now_ns() > until)
+			return CACHE_FORK_THIEF;
+		sched_yield();
+	}
+	return CACHE_FORK_TAKEN;
+}
+
 void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 {
+	uint64_t until = cache_now_ns() +
+			 LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 	struct lfp_cache *c, *head;
 	bool fenced;
 
@@ -1073,8 +1168,7 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 	pool->fork_caches = head;
 	cache_steals_held++;
 	for (c = head; c; c = c->reg_next)
-		while (!cache_claim_steal(c))
-			sched_yield(); /* a thief holds it for a moment */
+		c->fork_hold = cache_fork_take(c, until);
 	/* Without the barrier (a sandbox forbade membarrier after it was
 	 * registered) an owner entering right now might be missed: then
 	 * every cache counts as busy. */
@@ -1086,7 +1180,8 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 						  &c->hot.active, memory_order_seq_cst);
 }
 
-/* In the parent after the fork: give the caches back to their owners. */
+/* In the parent after the fork: give the caches we took back to their
+ * owners; the ones a thief held, it lets go itself. */
 void lfpi_cache_fork_parent(struct lfp_pool *pool)
 {
 	cache_steals_held--;
@@ -1094,8 +1189,10 @@ void lfpi_cache_fork_parent(struct lfp_pool *pool)
 		c->fork_busy = 0;
 		/* Release: pairs with the acquire load of ctl in
 		 * lfpi_cache_enter, as when a thief lets go. */
-		atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_STEAL,
-					  memory_order_release);
+		if (c->fork_hold == CACHE_FORK_TAKEN)
+			atomic_fetch_and_explicit(&c->hot.ctl, ~LFPI_CTL_STEAL,
+						  memory_order_release);
+		c->fork_hold = CACHE_FORK_TAKEN;
 	}
 }
 
@@ -1113,27 +1210,34 @@ static bool cache_is_mine(const struct lfp_cache *c)
  * child does, its slots are taken by the next starving allocation); the
  * implicit caches of the threads that did not come along are emptied into
  * the free list and recycled. A cache that was busy at the fork, or made
- * after fork_prepare, may have been in the middle of an operation: its
- * slots are dropped (lost to the child), never handed out twice.
+ * after fork_prepare, or that another thread's steal held (it may have
+ * been moving the slots out), may have been in the middle of an
+ * operation: its slots are dropped (lost to the child), never handed out
+ * twice. A cache a steal of the forking thread holds is left to that
+ * steal, which goes on when the signal handler that forked returns.
  */
 void lfpi_cache_fork_child(struct lfp_pool *pool)
 {
 	struct lfp_cache *c;
-	uint32_t retries = 0, s;
-	bool covered = false;
+	uint32_t retries = 0, s, hold;
+	bool covered = false, mine;
 
 	cache_steals_held--;
 	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
 		covered = covered || c == pool->fork_caches;
+		hold = covered ? c->fork_hold : CACHE_FORK_TAKEN;
+		mine = cache_is_mine(c);
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
 		atomic_store_explicit(&c->hot.active, 0, memory_order_relaxed);
 		/* membarrier may be gone in the child
 		 * (lfpi_cache_fork_child_init). */
 		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
 								  : 0;
-		atomic_store_explicit(&c->hot.ctl, c->ctl_keep,
+		atomic_store_explicit(&c->hot.ctl,
+				      c->ctl_keep | (hold == CACHE_FORK_MINE ?
+							     LFPI_CTL_STEAL : 0),
 				      memory_order_relaxed);
 		/* A fold cut short by the fork must not keep readers
 		 * retrying (relaxed: the child has one thread). */
@@ -1142,14 +1246,20 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 			(atomic_load_explicit(&c->fold_seq, memory_order_relaxed) +
 			 1) & ~1u,
 			memory_order_relaxed);
-		if ((!covered || c->fork_busy) && !cache_is_mine(c)) {
+		/* The owner's spare stays if the owner is us: only an
+		 * owner moves it, and our interrupted frame may hold it. */
+		if (((!covered || c->fork_busy) && !mine) ||
+		    hold == CACHE_FORK_THIEF) {
 			lfpi_cache_set_n(c, 0);
-			c->spare = LFPI_NIL; /* it may have been in flight */
+			if (!mine)
+				c->spare = LFPI_NIL; /* it may have been in flight */
 		}
 		c->fork_busy = 0;
+		c->fork_hold = CACHE_FORK_TAKEN;
 		if (s == LFPI_CACHE_EXITING ||
-		    (s == LFPI_CACHE_IMPLICIT && !cache_is_mine(c))) {
-			cache_empty(c, &c->spare, &retries);
+		    (s == LFPI_CACHE_IMPLICIT && !mine)) {
+			if (hold != CACHE_FORK_MINE)
+				cache_empty(c, &c->spare, &retries);
 			atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,
 					      memory_order_relaxed);
 		}

@@ -54,6 +54,7 @@ struct lfp_cache {
 	size_t map_size;           /* bytes mapped for it */
 	uint32_t fork_busy;        /* fork.c: its owner was inside an
 				      operation as fork was prepared */
+	uint32_t fork_hold;        /* how that fork holds it (cache.c) */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
 	/*
