@@ -54,11 +54,19 @@
  * so the application's own atfork handlers run while the pools are whole
  * and may use them; handlers registered earlier (by libraries loaded
  * before lfpool, or, in a static link, by constructors that happen to run
- * before lfpool's) must not call lfpool. From fork's prepare to its
- * parent handler every cache is held, so an allocation that finds the
- * pool exhausted meanwhile waits for the fork to end, 20 ms at most, and
- * a thread in the middle of an lfp call at the fork loses its cached
- * slots to the child (never to the parent).
+ * before lfpool's) must not call lfpool, but may take locks that threads
+ * calling lfpool hold. From fork's prepare to its parent handler every
+ * cache is held, so an allocation that finds the pool exhausted
+ * meanwhile waits for the fork to end, 20 ms at most; lfp_cache_flush,
+ * lfp_cache_destroy and a thread's exit wait for it 20 ms at most too,
+ * then leave the slots in the cache (a destroyed or exited thread's
+ * cache is given up with them, and a starving allocation takes them by
+ * stealing); and a thread in the middle of an lfp call at the fork loses
+ * its cached slots to the child (never to the parent). fork may be
+ * called from a signal handler (POSIX lists it as async-signal-safe),
+ * even one that interrupted an lfp call: prepare waits 20 ms at most for
+ * a cache another thread is emptying (its slots are then lost to the
+ * child), and not at all for one the interrupted call holds.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -416,11 +424,14 @@ LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
 
 /*
  * Give every cached slot back to the pool and give the cache up.
- * NULL is ignored. The cache must not be used afterwards.
+ * NULL is ignored. The cache must not be used afterwards. While a fork
+ * holds the caches (see fork at the top), the slots it cannot give back
+ * within 20 ms stay in the cache it gives up, free for the next cache
+ * made or for a starving allocation to steal.
  * Thread safety: the cache's thread. Progress: blocking only while another
  * thread is emptying this cache: a few hundred instructions, unless that
- * thread is preempted meanwhile, when the wait lasts until it runs again
- * (or while fork is being prepared).
+ * thread is preempted meanwhile, when the wait lasts until it runs again;
+ * or while fork is being prepared, 20 ms at most.
  */
 LFP_API void lfp_cache_destroy(struct lfp_cache *cache);
 
@@ -467,7 +478,8 @@ LFP_API size_t lfp_cache_free_bulk(struct lfp_cache *cache,
 
 /*
  * Give every cached slot back to the pool (before a worker
- * goes idle, say). NULL is ignored.
+ * goes idle, say). NULL is ignored. While a fork holds the caches, it
+ * waits 20 ms at most, then returns with the slots still in the cache.
  * Thread safety: the cache's thread. Progress: as lfp_cache_destroy.
  */
 LFP_API void lfp_cache_flush(struct lfp_cache *cache);
