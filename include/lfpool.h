@@ -107,6 +107,20 @@ extern "C" {
  */
 LFP_API const char *lfp_version(void);
 
+/*
+ * What an error code of lfpool means for a pool, in a sentence: for
+ * -EALREADY "object already free: a double release, or a slot that was
+ * never allocated", where strerror(EALREADY) says "Operation already in
+ * progress". err is what a call returned (a negative errno value), or
+ * its positive value.
+ *
+ * Returns a string in static storage, never NULL: "success" for 0, and
+ * one beginning "unknown error" for a code lfpool never returns.
+ * Thread safety: any thread, any time; async-signal-safe.
+ * Progress: wait-free.
+ */
+LFP_API const char *lfp_strerror(int err);
+
 /* The largest capacity a pool can have: indices 2^32-2 and 2^32-1 are reserved. */
 #define LFP_MAX_CAPACITY UINT32_C(0xfffffffe)
 

@@ -1,6 +1,7 @@
 /* Allocation and release through the shared paths: counts, bad input,
  * exhaustion, lazy first touch, and threads handing objects around. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -280,6 +281,49 @@ START_TEST(version_matches_configure)
 	ck_assert_str_eq(macros, PACKAGE_VERSION);
 	ck_assert_ptr_nonnull(lfp_version());
 	ck_assert_str_eq(lfp_version(), PACKAGE_VERSION);
+}
+END_TEST
+
+/*
+ * lfp_strerror names every code lfpool.h documents, each differently, in
+ * the pool's terms (a double release is "already free", not strerror's
+ * "Operation already in progress"), for either sign; other codes are
+ * "unknown", INT_MIN included.
+ */
+START_TEST(strerror_names_each_code)
+{
+	static const int codes[] = { EINVAL, EFAULT, EALREADY, ESTALE, ENOMEM,
+				     EOVERFLOW, ERANGE, EAGAIN, ENOTSUP, EIO };
+	struct lfp_config cfg = { .obj_size = 16, .capacity = 8 };
+	struct lfp_pool *pool;
+	lfp_handle h;
+	void *obj;
+
+	ck_assert_str_eq(lfp_strerror(0), "success");
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		const char *s = lfp_strerror(-codes[i]);
+
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(strncmp(s, "unknown", 7) != 0, "%d", codes[i]);
+		ck_assert_str_eq(lfp_strerror(codes[i]), s);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(lfp_strerror(-codes[j]), s);
+	}
+	ck_assert_str_eq(lfp_strerror(-12345),
+			 "unknown error: not a code lfpool returns");
+	ck_assert_str_eq(lfp_strerror(INT_MIN), lfp_strerror(-12345));
+	/* The codes real misuse returns. */
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	obj = (lfp_alloc)(pool);
+	h = lfp_handle_of(pool, obj);
+	ck_assert_int_eq((lfp_free)(pool, obj), 0);
+	ck_assert_ptr_nonnull(strstr(lfp_strerror((lfp_free)(pool, obj)),
+				     "already free"));
+	ck_assert_ptr_nonnull(strstr(lfp_strerror(lfp_free_handle(pool, h)),
+				     "stale handle"));
+	ck_assert_ptr_nonnull(strstr(lfp_strerror((lfp_free)(pool, &cfg)),
+				     "not an object"));
+	lfp_destroy(pool);
 }
 END_TEST
 
@@ -658,6 +702,7 @@ int main(void)
 	tcase_add_test(tc, creation_is_lazy);
 	tcase_add_loop_test(tc, threads_hand_objects_around, 0, TEST_NMODES);
 	tcase_add_test(tc, version_matches_configure);
+	tcase_add_test(tc, strerror_names_each_code);
 	tcase_add_test(tc, names_are_copied_and_cut);
 	tcase_add_loop_test(tc, abort_message_names_pool, 0, 3 * TEST_NMODES);
 	tcase_add_loop_test(tc, debug_reports_name_pool, 0, TEST_NMODES);
