@@ -549,7 +549,9 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 		printf("lfpool-stress (lfpool) %s\n", lfp_version());
 		return 1;
 	}
-	return -EINVAL; /* getopt has said what was wrong */
+	/* getopt has said what was wrong; say where to look. */
+	fputs("Try 'lfpool-stress --help' for more information.\n", stderr);
+	return -EINVAL;
 }
 
 /* --grow and --exhaust together: --grow alone means grow. */

@@ -1,0 +1,26 @@
+#!/bin/sh
+# The command line of lfpool-stress as a new user meets it: --help and
+# --version exit 0; a mistake exits 2 and says what was wrong and where to
+# look (an unknown option names --help; a bad value names the option).
+set -u
+prog=./lfpool-stress
+fail=0
+check() { # expected-status stderr-pattern args...
+	want=$1 pat=$2
+	shift 2
+	err=$("$prog" "$@" 2>&1 >/dev/null)
+	got=$?
+	if [ "$got" != "$want" ]; then
+		echo "lfpool-stress $*: exit $got, not $want"
+		fail=1
+	elif [ -n "$pat" ] && ! printf '%s\n' "$err" | grep -q -- "$pat"; then
+		echo "lfpool-stress $*: stderr lacks '$pat': $err"
+		fail=1
+	fi
+}
+check 0 "" --help
+check 0 "" --version
+check 2 "--help" --bogus
+check 2 "--help" -Z
+check 2 "thread count" --threads x
+exit $fail
