@@ -20,6 +20,19 @@
  * operations: a hook may call back into its own pool, through any call
  * and any cache, including the cache whose call is running the hook.
  *
+ * Memory checkers: in a program built with -fsanitize=address (by gcc or
+ * clang), a released object is poisoned from its release until it is
+ * allocated again, wherever its slot waits meanwhile (a thread's cache,
+ * the shared lists), so a read or write of it is reported at once as a
+ * use-after-poison. This holds with any build of lfpool, with ASan or
+ * without, linked shared or static, or loaded with dlopen: the library
+ * finds the ASan runtime in the process at lfp_create (through weak
+ * references to its poisoning interface). Such pools make every
+ * allocation and release out of line; in a program without ASan nothing
+ * is poisoned and the inline paths are unchanged. An object released with
+ * lfp_free_deferred is poisoned when its grace period ends. Under
+ * Valgrind, memcheck sees released objects as freed heap blocks.
+ *
  * Async-signal safety: a signal handler may call lfp_cache_alloc,
  * lfp_cache_free and lfp_cache_free_handle on an explicit cache that only
  * the handler uses, and lfp_alloc, lfp_free and lfp_free_handle on a pool

@@ -25,9 +25,27 @@
 #endif
 #ifdef DEBUG_ASAN
 #include <sanitizer/asan_interface.h>
+#define DEBUG_ASAN_PRESENT 1
 #else
-#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
-#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+/*
+ * A build without ASan still poisons released objects for a program that
+ * has it: the program's ASan runtime exports its poisoning interface, and
+ * these weak references bind to it when the library is loaded (or linked
+ * statically), else stay NULL. Default visibility, or -fvisibility=hidden
+ * would make the link resolve them to NULL for good. lfpi_debug_init looks
+ * once per pool; a pool that poisons has quirks, so its caches take the
+ * out-of-line paths, and the inline fast path of other pools is as it was.
+ */
+__attribute__((weak, visibility("default"))) void
+__asan_poison_memory_region(void const volatile *addr, size_t size);
+__attribute__((weak, visibility("default"))) void
+__asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define DEBUG_ASAN_PRESENT \
+	(__asan_poison_memory_region && __asan_unpoison_memory_region)
+#define ASAN_POISON_MEMORY_REGION(addr, size) \
+	__asan_poison_memory_region((addr), (size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) \
+	__asan_unpoison_memory_region((addr), (size))
 #endif
 
 #ifdef HAVE_VALGRIND_MEMCHECK_H
@@ -175,9 +193,8 @@ void lfpi_debug_init(struct lfp_pool *pool)
 		d |= LFPI_DBG_FILL;
 	if (pool->ctor) /* the constructed state must survive a release */
 		d &= ~LFPI_DBG_FILL;
-#ifdef DEBUG_ASAN
-	d |= LFPI_DBG_ASAN;
-#endif
+	if (DEBUG_ASAN_PRESENT)
+		d |= LFPI_DBG_ASAN;
 	if (RUNNING_ON_VALGRIND) {
 		/* memcheck knows better what is defined: no fill to check. */
 		d = (d & ~LFPI_DBG_FILL) | LFPI_DBG_VALGRIND;

@@ -3,6 +3,8 @@
 #   build-check  the default compiler, -Werror
 #   build-tsan   clang with ThreadSanitizer (halt_on_error=1)
 #   build-asan   clang with AddressSanitizer and UBSan
+# The normal and the address builds are installed, and programs built
+# against them with pkg-config (ASan programs against both).
 # Each build is made from scratch in its own directory beside the sources.
 # Usage: tests/all.sh [normal] [thread] [address]   (default: all three)
 set -eu
@@ -106,7 +108,58 @@ check_install() {
 		-o "$dir/installed-cxx" tests/installed.cc \
 		$(pkg-config --cflags --libs lfpool)
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-cxx"
+	check_installed_asan "$dir"
 	check_installed_docs "$prefix"
+}
+
+# A program built with ASan, by each compiler at hand, against the
+# installed library: a write after release is a use-after-poison whether
+# or not the library was built with ASan, and a correct program is clean.
+# It needs nothing but -fsanitize=address (not UBSan's runtime, which an
+# --enable-sanitizer=address library built by clang would leave for g++
+# to define), in C and in C++.
+check_installed_asan() {
+	dir=$1
+	for cc in gcc clang; do
+		command -v $cc >/dev/null || continue
+		out=$dir/installed-asan-$cc
+		# shellcheck disable=SC2046
+		$cc -std=c11 -g -fsanitize=address -o "$out" tests/user_asan.c \
+			$(pkg-config --cflags --libs lfpool)
+		LD_LIBRARY_PATH=$prefix/lib "$out" ok
+		if LD_LIBRARY_PATH=$prefix/lib "$out" write >"$out.err" 2>&1 ||
+			! grep -q use-after-poison "$out.err"; then
+			cat "$out.err" >&2
+			echo "$cc: a write after release in the installed" \
+			     "library went unreported" >&2
+			exit 1
+		fi
+	done
+	for cxx in g++ clang++; do
+		command -v $cxx >/dev/null || continue
+		# shellcheck disable=SC2046
+		$cxx -std=c++17 -pthread -fsanitize=address \
+			-o "$dir/installed-asan-$cxx" tests/installed.cc \
+			$(pkg-config --cflags --libs lfpool)
+		LD_LIBRARY_PATH=$prefix/lib "$dir/installed-asan-$cxx"
+	done
+	echo "installed: ASan programs (gcc, clang, g++, clang++) link it;" \
+	     "a write after release is caught"
+}
+
+# The ASan build installed: programs built with -fsanitize=address alone
+# link it and catch a write after release.
+check_install_asan() {
+	dir=$1
+	prefix=$top/$dir/inst
+	echo "== $dir: make install and build ASan programs with pkg-config"
+	make -C "$dir" install >"$dir/install.out" 2>&1 || {
+		cat "$dir/install.out" >&2
+		exit 1
+	}
+	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+	export PKG_CONFIG_PATH
+	check_installed_asan "$dir"
 }
 
 # What make install puts beside the library: the manual (section 3 made
@@ -176,7 +229,11 @@ for v in $variants; do
 		check_install build-check
 		;;
 	thread) run_variant build-tsan CC=clang CXX=clang++ --enable-sanitizer=thread ;;
-	address) run_variant build-asan CC=clang CXX=clang++ --enable-sanitizer=address ;;
+	address)
+		run_variant build-asan CC=clang CXX=clang++ \
+			--enable-sanitizer=address --prefix="$top/build-asan/inst"
+		check_install_asan build-asan
+		;;
 	*) echo "tests/all.sh: unknown variant '$v'" >&2; exit 2 ;;
 	esac
 done

@@ -18,6 +18,9 @@
 #endif
 #ifdef TEST_ASAN
 #include <sanitizer/asan_interface.h>
+#define TEST_ASAN_ON 1
+#else
+#define TEST_ASAN_ON 0
 #endif
 /* TSan cannot see liburcu's grace periods: tell it, as rcu.c documents. */
 #define reader_done(obj) lfpi_tsan_release(obj)
@@ -171,6 +174,32 @@ START_TEST(refused_release_names_slot)
 }
 END_TEST
 
+/*
+ * Whether a pool poisons is decided at lfp_create, by whether the program
+ * has the ASan runtime (debug.c). Without it, and without the other tools,
+ * a plain pool has no quirks: caches keep the inline fast path. With it,
+ * every release goes out of line, to be poisoned even into a cache.
+ */
+START_TEST(poisoning_only_under_asan)
+{
+	struct lfp_pool *pool = test_pool(32, 64);
+	struct lfp_cache *c = lfp_cache_create(pool);
+
+#ifdef TEST_ASAN
+	ck_assert(pool->debug & LFPI_DBG_ASAN);
+	ck_assert(pool->quirks);
+	ck_assert_uint_eq(c->hot.nslots, 0);
+#elif !defined(LFP_DEBUG)
+	ck_assert_uint_eq(pool->debug, 0);
+	ck_assert(!pool->quirks);
+	ck_assert_uint_eq(c->hot.nslots, pool->capacity);
+#endif
+	ck_assert(!(pool->debug & LFPI_DBG_ASAN) == !TEST_ASAN_ON);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("debug");
@@ -187,6 +216,7 @@ int main(void)
 	tcase_add_test(tc, trim_is_not_a_write);
 	tcase_add_test(tc, deferred_marked_after_grace_period);
 	tcase_add_test(tc, refused_release_names_slot);
+	tcase_add_test(tc, poisoning_only_under_asan);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
