@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "pool.h"
+#include "fork.h"
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lfp_pool *fork_pools; /* under fork_lock */

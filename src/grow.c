@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "pool.h"
+#include "debug.h"
+#include "grow.h"
+#include "rcu.h"
 
 static uintptr_t grow_page_up(uintptr_t x)
 {
@@ -123,7 +125,7 @@ bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 	/* Slots waiting for a grace period are the pool's before any
 	 * policy: growing or reclaiming a victim would be premature. */
 	if (LFPI_UNLIKELY(pool->flags & LFP_F_WAIT_DEFERRED) &&
-	    lfpi_rcu_wait(pool, w))
+	    lfpi_rcu_wait(pool, &w->rcu_epoch))
 		return true;
 	switch (pool->exhaust) {
 	case LFP_EXHAUST_GROW:

@@ -12,8 +12,12 @@
 #include "counters.h"
 #include "debug.h"
 #include "depot.h"
+#include "fork.h"
+#include "grow.h"
 #include "pool.h"
+#include "rcu.h"
 #include "slab.h"
 #include "stack.h"
+#include "trim.h"
 
 #endif /* LFPOOL_INTERNAL_H */

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fork.h"
+#include "grow.h"
 #include "pool.h"
+#include "rcu.h"
 
 
 static _Atomic uint64_t pool_ids = 1;

@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "debug.h"
+#include "trim.h"
 
 
 /*
@@ -120,14 +121,6 @@ static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 	return gen;
 }
 
-/* trim.c: giving idle memory back. */
-
-/* Whether slot idx, being handed out, lost its constructed state to a
- * trim (and so needs ctor again); clears the mark. */
-bool lfpi_trim_reborn(struct lfp_pool *pool, uint32_t idx);
-/* At lfp_destroy: unmap what trims mapped. */
-void lfpi_trim_destroy(struct lfp_pool *pool);
-
 /*
  * Hand slot idx, just taken, to the caller: make it live, let the debug
  * tools see it, construct it if it was never used (or trimmed since), run
@@ -153,73 +146,5 @@ static inline void *lfpi_hand_out(struct lfp_pool *pool, uint32_t idx)
 /* The same, out of line, for caches of pools with quirks. */
 void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx);
 uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
-
-/* grow.c: exhaustion policies, growth, reserve, trim. */
-
-/*
- * What an allocation that may find the pool exhausted must remember from
- * before its first look at the free list: the trim sequence it saw, and
- * how many times it called reclaim.
- */
-struct lfpi_want {
-	uint32_t trim_seq;
-	uint32_t attempt;
-	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
-};
-
-/*
- * Start an allocation's slow path, before its first pop. Acquire: pairs
- * with the release store that ends lfp_trim, so a trim that ended before
- * is seen whole (its slots are back on the list).
- */
-static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
-{
-	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
-	w->attempt = 0;
-	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which
-	 * follows the push of a reclaimed slot: that slot is on the list
-	 * before our first pop looks. */
-	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
-}
-
-/*
- * An allocation found the pool exhausted (after stealing). If a trim had
- * the free list aside at any time since lfpi_want_init, wait for it to
- * end and try again; with LFP_F_WAIT_DEFERRED, while deferred releases
- * are pending, wait for one to come back and try again (lfpi_rcu_wait);
- * otherwise apply the pool's policy. Returns true if the allocation
- * should try again.
- */
-bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
-
-/* fork.c: keeping pools usable in a child of fork. */
-
-/* Set up the fork handlers once per process: 0 or -errno. */
-int lfpi_fork_global_init(void);
-/* A pool joins the list the handlers walk at lfp_create, leaves it at
- * lfp_destroy. */
-void lfpi_fork_add(struct lfp_pool *pool);
-void lfpi_fork_remove(struct lfp_pool *pool);
-/* An allocation found the pool exhausted: if a fork holds the caches,
- * wait for it (bounded) and return true to look again. */
-static inline bool lfpi_fork_waited(void)
-{
-	return lfpi_cache_fork_busy() && lfpi_cache_fork_wait();
-}
-
-/* rcu.c: deferred release. */
-
-struct lfpi_rcu_slot;
-/* At lfp_destroy: wait for pending deferred releases, unmap the table. */
-void lfpi_rcu_destroy(struct lfp_pool *pool);
-/*
- * An allocation found a pool with LFP_F_WAIT_DEFERRED exhausted. If a
- * deferred slot came back since w was last looked at, return true at
- * once; if some are pending and the caller may wait for a grace period,
- * sleep until one comes back (or a while) and return true. Otherwise
- * (none pending, or inside a read-side section or a call_rcu callback)
- * return false: the policy applies.
- */
-bool lfpi_rcu_wait(struct lfp_pool *pool, struct lfpi_want *w);
 
 #endif /* LFPOOL_POOL_H */

@@ -1,13 +1,21 @@
 /*
- * Deferred release with RCU: a slot released with lfp_free_deferred goes
- * back to the pool only after a grace period of liburcu's memb flavour,
- * so readers inside urcu_memb_read_lock() never see the object they
- * reached change identity under them (Linux's SLAB_TYPESAFE_BY_RCU).
+ * The slots waiting for an RCU grace period: a slot released with
+ * lfp_free_deferred (deferred.c, which checks the release) goes back to
+ * the pool only after a grace period of liburcu's memb flavour, so
+ * readers inside urcu_memb_read_lock() never see the object they reached
+ * change identity under them (Linux's SLAB_TYPESAFE_BY_RCU). Here: the
+ * table of struct rcu_head, the call_rcu callback that pushes a slot back onto
+ * the free list, the count of slots pending, and the wait of an
+ * allocation that LFP_F_WAIT_DEFERRED lets sleep until one comes back
+ * (for the exhaustion policy, grow.c).
  *
  * call_rcu needs an rcu_head that outlives the call, and the object
  * cannot hold it: readers may still be reading the object. So each slot
  * has one in a table beside the pool, mapped on the first deferred
  * release (untouched pages of it cost nothing).
+ *
+ * A leaf below the caches and the pool: calls the free list (stack.c),
+ * the debug tools and the slab, and knows nothing of the pool's policies.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,15 +29,15 @@
 #include <unistd.h>
 #endif
 
-#include "pool.h"
+#include "debug.h"
+#include "rcu.h"
 
 struct lfpi_rcu_slot {
 	struct rcu_head head;
 	struct lfp_pool *pool;
 };
 
-/* The table, mapped once; NULL without memory. */
-static struct lfpi_rcu_slot *rcu_table(struct lfp_pool *pool)
+struct lfpi_rcu_slot *lfpi_rcu_table(struct lfp_pool *pool)
 {
 	/* Acquire: pairs with the release store below. */
 	struct lfpi_rcu_slot *t =
@@ -116,8 +124,8 @@ static void rcu_reclaim(struct rcu_head *head)
 	if (pool->flags & LFP_F_WAIT_DEFERRED)
 		rcu_wake(pool);
 	/* Release, after the epoch moved: pairs with the acquire loads in
-	 * rcu_pending, so a waiter that counts this slot back sees the new
-	 * epoch too (and looks again rather than giving up). */
+	 * lfpi_rcu_pending, so a waiter that counts this slot back sees the
+	 * new epoch too (and looks again rather than giving up). */
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->reclaimed, 1,
 				  memory_order_release);
 	/* rcu_barrier returns after this callback: pairs with the
@@ -125,31 +133,10 @@ static void rcu_reclaim(struct rcu_head *head)
 	lfpi_tsan_release(&pool->rcu);
 }
 
-int lfp_free_deferred(struct lfp_pool *pool, void *obj)
+void lfpi_rcu_defer(struct lfp_pool *pool, struct lfpi_rcu_slot *t,
+		    uint32_t idx)
 {
-	struct lfpi_counters *ctr;
-	struct lfpi_rcu_slot *t;
-	uint32_t idx;
-	int err = 0;
-
-	if (!pool)
-		return -EINVAL;
-	if (!(t = rcu_table(pool)))
-		return -ENOMEM;
-	ctr = lfpi_my_shard(pool);
-	/* Strict: this path is not the hot one, and racing double releases
-	 * must not queue one slot twice. */
-	idx = lfpi_release_slot(pool, obj, &err,
-				LFPI_REL_STRICT | LFPI_REL_DEFERRED);
-	if (idx == LFPI_NIL) {
-		atomic_fetch_add_explicit(&ctr->rejected_frees, 1,
-					  memory_order_relaxed);
-		return err;
-	}
 	t[idx].pool = pool;
-	/* Counted before the callback can count it reclaimed. */
-	atomic_fetch_add_explicit(&ctr->frees, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&ctr->deferred, 1, memory_order_relaxed);
 	/*
 	 * Tell TSan what call_rcu guarantees: our writes to the object and
 	 * to t[idx] happen before the callback (a grace period is a full
@@ -157,15 +144,6 @@ int lfp_free_deferred(struct lfp_pool *pool, void *obj)
 	 */
 	lfpi_tsan_release(&t[idx]);
 	urcu_memb_call_rcu(&t[idx].head, rcu_reclaim);
-	return 0;
-}
-
-void lfp_barrier(struct lfp_pool *pool)
-{
-	if (pool && atomic_load_explicit(&pool->rcu, memory_order_relaxed)) {
-		urcu_memb_barrier();
-		lfpi_tsan_acquire(&pool->rcu);
-	}
 }
 
 void lfpi_rcu_destroy(struct lfp_pool *pool)
@@ -181,13 +159,12 @@ void lfpi_rcu_destroy(struct lfp_pool *pool)
 }
 
 /*
- * Deferred slots whose grace period has not ended yet. Reclaimed first:
- * a slot is counted deferred before its callback can count it back, so
- * read in this order a slot is never counted back without being counted
- * out (relaxed loads of other shards may still reorder; the clamp keeps
- * that from wrapping).
+ * Reclaimed first: a slot is counted deferred before its callback can
+ * count it back, so read in this order a slot is never counted back
+ * without being counted out (relaxed loads of other shards may still
+ * reorder; the clamp keeps that from wrapping).
  */
-static uint64_t rcu_pending(const struct lfp_pool *pool)
+uint64_t lfpi_rcu_pending(const struct lfp_pool *pool)
 {
 	uint64_t back = 0, out = 0;
 
@@ -199,11 +176,6 @@ static uint64_t rcu_pending(const struct lfp_pool *pool)
 		out += atomic_load_explicit(&pool->shard[i].deferred,
 					    memory_order_relaxed);
 	return out > back ? out - back : 0;
-}
-
-uint64_t lfp_deferred_pending(const struct lfp_pool *pool)
-{
-	return pool ? rcu_pending(pool) : 0;
 }
 
 /*
@@ -247,18 +219,18 @@ static void rcu_sleep(struct lfp_pool *pool, uint32_t seen)
 #endif
 }
 
-bool lfpi_rcu_wait(struct lfp_pool *pool, struct lfpi_want *w)
+bool lfpi_rcu_wait(struct lfp_pool *pool, uint32_t *seen)
 {
 	/* Pending first: a slot it counts back moved the epoch before
 	 * (see rcu_reclaim), so the load below sees that. */
-	uint64_t pending = rcu_pending(pool);
+	uint64_t pending = lfpi_rcu_pending(pool);
 	/* Acquire: pairs with rcu_wake's increment, which follows its
 	 * push; seen the new epoch, the slot is on the list. */
 	uint32_t now = atomic_load_explicit(&pool->rcu_epoch,
 					    memory_order_acquire);
 
-	if (now != w->rcu_epoch) {
-		w->rcu_epoch = now; /* some came back since we looked */
+	if (now != *seen) {
+		*seen = now; /* some came back since we looked */
 		return true;
 	}
 	if (!pending || rcu_cannot_wait())

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool.h"
+#include "cache.h"
+#include "debug.h"
 
 static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
 {

@@ -21,7 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "pool.h"
+#include "slab.h"
+#include "trim.h"
 
 /* Pages asked about with one mincore call. */
 #define TRIM_CHUNK 256
