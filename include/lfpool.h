@@ -1306,7 +1306,7 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 
 /*
  * The words of a cache its owner's fast path uses, at the start of every
- * struct lfp_cache (src/cache.h describes the rest and the protocol).
+ * struct lfp_cache (src/cache/cache.h describes the rest and the protocol).
  * Not part of the API.
  */
 struct lfpi_cache_hot {
@@ -1436,7 +1436,7 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	 * release out of line (nslots is 0), where 0 is skipped. */
 	if (!LFPI_H_LIKELY(gen & 1))
 		return lfpi_cache_free_slow(cache, obj);
-	/* Relaxed: see lfpi_mark_free in src/pool.h. */
+	/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 	ctl = lfpi_cache_enter_fast(c);
 	top = atomic_load_explicit(&c->top, memory_order_relaxed);

@@ -1,23 +1,25 @@
 /*
  * Every internal header of lfpool, for the tests and the stress harness,
- * which reach inside. The library's own files include the headers of
- * their layer and those below (see block.h). Never installed.
+ * which reach inside, lowest layer first. The library's own files
+ * include the headers of their layer and those below (see
+ * memory/block.h). Never installed.
  */
 #ifndef LFPOOL_INTERNAL_H
 #define LFPOOL_INTERNAL_H
 
-#include "audit.h"
-#include "block.h"
-#include "cache.h"
-#include "counters.h"
-#include "debug.h"
-#include "depot.h"
-#include "fork.h"
-#include "grow.h"
-#include "pool.h"
-#include "rcu.h"
-#include "slab.h"
-#include "stack.h"
-#include "trim.h"
+#include "base/base.h"
+#include "base/counters.h"
+#include "lists/stack.h"
+#include "lists/depot.h"
+#include "memory/block.h"
+#include "memory/slab.h"
+#include "tools/debug.h"
+#include "rcu/rcu.h"
+#include "cache/cache.h"
+#include "pool/fork.h"
+#include "pool/trim.h"
+#include "pool/grow.h"
+#include "pool/pool.h"
+#include "leaves/audit.h"
 
 #endif /* LFPOOL_INTERNAL_H */

@@ -3,7 +3,7 @@
 # the library built with it (src/Makefile.am), the harness linked with
 # that copy, and the modes that must catch it:
 #   double  lfpool-stress-fault: the stack pushes every 64th chain twice
-#           (LFPI_FAULT_DOUBLE_PUSH in src/stack.c), which hands slots out
+#           (LFPI_FAULT_DOUBLE_PUSH in src/lists/stack.c), which hands slots out
 #           twice; the message must name a slot
 #   idle    lfpool-stress-fault-idle: a flush request left on a cache whose
 #           owner went idle strands its slots (LFPI_FAULT_IDLE_FLUSH); the

@@ -1,0 +1,198 @@
+/*
+ * The cache layer (cache/, below pool/): thread caches. The fast path
+ * is inline in lfpool.h; here are the cache's layout, the handshake with
+ * threads that empty idle caches, and the mechanics of the slow paths:
+ * the folder's interface to the pool. Calls the depot, the stack and the
+ * slab.
+ */
+#ifndef LFPOOL_CACHE_H
+#define LFPOOL_CACHE_H
+
+#include "lists/depot.h"
+#include "memory/slab.h"
+
+
+/* lfp_cache.state */
+enum {
+	LFPI_CACHE_DEAD,     /* in the registry, free for any thread to claim */
+	LFPI_CACHE_EXPLICIT, /* owned through lfp_cache_create */
+	LFPI_CACHE_IMPLICIT, /* owned by a thread through lfp_alloc/lfp_free */
+	LFPI_CACHE_EXITING,  /* its thread is exiting and flushing it */
+	LFPI_CACHE_ORPHANED, /* its pool is gone; its thread frees it */
+};
+
+/* lfp_cache.ctl: non-zero sends the owner out of its inline fast path. */
+#define LFPI_CTL_STEAL 1u /* a thief may be emptying the cache: keep off */
+#define LFPI_CTL_FLUSH 2u /* a thief found it busy: flush it when you can */
+/* Set for the cache's life (lfp_cache.ctl_keep): the pool has quirks
+ * (hooks, debug tools, strict releases; see pool_set_quirks), or
+ * membarrier(2) is missing and every entry must be the seq_cst one. */
+#define LFPI_CTL_SLOW 4u
+
+/* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */
+#define LFPI_CACHE_STATS 9
+
+/*
+ * A thread cache: a LIFO array of free slot indices, two magazines deep
+ * (Bonwick's loaded and previous magazines, laid end to end). When it is
+ * empty, one magazine comes in from the depot; when it is full, the
+ * colder magazine goes out whole; so right after either exchange it holds
+ * one magazine and absorbs a magazine's worth of either operation before
+ * the next. Owned by one thread at a time. The owner's fast path (inline,
+ * in lfpool.h) uses loads and stores only; the words another thread may
+ * read at any time (count, counters) are atomics it reads relaxed. Another
+ * thread takes slots only through the steal handshake in cache.c.
+ */
+struct lfp_cache {
+	struct lfpi_cache_hot hot; /* first: lfpool.h reads it */
+	struct lfp_pool *pool;     /* hot.pool until orphaned, then still this */
+	uint64_t pool_id;
+	uint32_t batch;            /* slots per magazine */
+	uint32_t quirks;           /* the pool's */
+	uint32_t ctl_keep;         /* LFPI_CTL_SLOW or 0: ctl's lasting bits */
+	uint32_t spare;            /* the owner's empty magazine, or LFPI_NIL */
+	_Atomic uint32_t state;    /* LFPI_CACHE_* */
+	size_t map_size;           /* bytes mapped for it */
+	uint32_t fork_busy;        /* fork.c: its owner was inside an
+				      operation as fork was prepared */
+	uint32_t fork_hold;        /* how that fork holds it (cache.c) */
+	struct lfp_cache *reg_next;/* registry link, fixed once published */
+	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
+	/*
+	 * Written by the owner only (or by a thread holding the cache
+	 * through the handshake). Of allocs and frees only those that did
+	 * not go through slots[] count here: the others are hot.top's and
+	 * hot.frees' (cache.c, cache_counts).
+	 */
+	struct lfpi_counters ctr;
+	/* Allocations folded out of hot.top's high part (every 2^50), and
+	 * a sequence, odd while a fold changes it and hot.top together. */
+	_Atomic uint64_t allocs_base;
+	_Atomic uint32_t fold_seq;
+	/* The counters' values when the cache was last claimed: lfp_cache_stats
+	 * counts from here, while the pool's sums keep every count. */
+	uint64_t base[LFPI_CACHE_STATS];
+	uint32_t slots[];         /* plain: see struct lfpi_cache_hot */
+};
+
+/*
+ * What an orphan's hot.pool holds: the cache's own address, which no pool
+ * can have while the cache is mapped, and which is not NULL, so neither
+ * a pool made later at the old pool's address nor a NULL pool matches.
+ */
+#define LFPI_ORPHAN(c) ((struct lfp_pool *)(void *)(c))
+
+/* How an owner's entry to an operation is ordered against a thief. */
+extern int lfpi_cache_membarrier;
+
+/* The calling thread's cache for pool, made on first use; NULL if none
+ * could be made (the caller then uses the shared path). */
+struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
+/*
+ * Empty idle caches of pool (other than self) into the depot. Returns the
+ * slots moved; adds the caches emptied to *emptied and failed CAS to
+ * *retries.
+ */
+uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
+			  uint32_t *emptied, uint32_t *retries);
+/* Set up what caches need once per process: 0 or -errno. */
+int lfpi_cache_global_init(void);
+/* At lfp_destroy: free or orphan every cache of the pool. */
+void lfpi_cache_destroy_all(struct lfp_pool *pool);
+/* Around fork(2): see fork.c. */
+void lfpi_cache_fork_prepare(struct lfp_pool *pool);
+void lfpi_cache_fork_parent(struct lfp_pool *pool);
+void lfpi_cache_fork_child(struct lfp_pool *pool);
+void lfpi_cache_fork_child_init(void);
+/* Call fn on every slot parked in a cache; quiescent pools only. */
+int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
+		    void *arg);
+uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
+			uint64_t *cached);
+
+static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
+{
+	struct lfp_cache *c = lfpi_cache_last;
+
+	/* Relaxed: as in lfpi_alloc_inline (lfpool.h). */
+	if (LFPI_LIKELY(c && atomic_load_explicit(&c->hot.pool,
+						  memory_order_relaxed) == pool))
+		return c;
+	return lfpi_cache_implicit_slow(pool);
+}
+
+/* Owner-only counter: a load and a store, no read-modify-write. */
+static inline void lfpi_cache_count(_Atomic uint64_t *ctr, uint64_t n)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+/* Free slots in the cache now (relaxed: a reader's recent value). */
+static inline uint32_t lfpi_cache_n(const struct lfp_cache *c)
+{
+	struct lfp_cache *m = (struct lfp_cache *)c; /* a load writes nothing */
+
+	return (uint32_t)(atomic_load_explicit(&m->hot.top, memory_order_relaxed) &
+			  LFPI_TOP_COUNT);
+}
+
+/* Put slot idx, already marked free, into the cache. */
+static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
+{
+	uint32_t ctl = lfpi_cache_enter_fast(&c->hot), n;
+	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
+
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (LFPI_UNLIKELY(ctl || n == c->hot.size)) {
+		lfpi_cache_put_slow(c, idx, ctl);
+		return;
+	}
+	c->hot.slots[n] = idx;
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	atomic_store_explicit(&c->hot.top, top + 1 + LFPI_TOP_FREE,
+			      memory_order_release);
+	/* Release: as in lfpi_cache_free_inline (lfpool.h), inside the
+	 * operation. */
+	atomic_store_explicit(&c->hot.frees,
+			      atomic_load_explicit(&c->hot.frees,
+						   memory_order_relaxed) + 1,
+			      memory_order_release);
+	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
+}
+
+
+/* The slow paths' pieces, for the pool layer (pool.c). */
+/* Enter an operation outside the inline path; returns ctl. */
+uint32_t lfpi_cache_enter(struct lfp_cache *c);
+/* The inline path entered the membarrier way: enter again the seq_cst way
+ * if membarrier is missing. Returns ctl. */
+uint32_t lfpi_cache_reenter(struct lfp_cache *c, uint32_t ctl);
+void lfpi_cache_leave(struct lfp_cache *c);
+/* Inside an operation: pop a slot, refilling first if empty; LFPI_NIL if
+ * none or if ctl asks us off. A slot after a refill counts as a miss. */
+uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl, uint32_t *retries);
+/* After a failed look with ctl holding STEAL: wait (outside the
+ * operation) for the thief to let go; whether to look again. */
+bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl);
+/* One operation: up to n slot indices into objs (as uintptr_t), refilling
+ * once (the first slot after it counts as a miss); 0 if ctl asks us off. */
+size_t lfpi_cache_pop_run(struct lfp_cache *c, void **objs, size_t n);
+/* One operation: idx[0..n), marked free, into the cache. */
+void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n);
+/* Inside an operation: the count set to n by a move that is no
+ * allocation or release (refill, flush, steal). */
+void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n);
+/* Counter i of lfp_cache_stats' list since the cache was last claimed. */
+uint64_t lfpi_cache_stat(const struct lfp_cache *c, unsigned i);
+/* Whether a fork holds every cache (fork.c calls begin and end). */
+void lfpi_cache_fork_begin(void);
+void lfpi_cache_fork_end(void);
+bool lfpi_cache_fork_busy(void);
+/* Wait for that fork to end, at most LFPI_CACHE_FORK_WAIT_MS: true if it
+ * did. */
+bool lfpi_cache_fork_wait(void);
+#define LFPI_CACHE_FORK_WAIT_MS 20
+
+#endif /* LFPOOL_CACHE_H */

@@ -1,0 +1,150 @@
+/*
+ * The pool's block as data: the per-slot metadata and the header, struct
+ * lfp_pool, that aggregates every layer's state (the free list, the
+ * depot, the cache registry, the counters). Every layer reads the fields
+ * it owns here; calls go only downward, through the layers' own headers.
+ * A folder of src/ per layer, lowest first:
+ *
+ *   base/    what all share; event counters; lfp_strerror
+ *   lists/   the lock-free stack, the depot of magazines (know no pool)
+ *   memory/  this block; the slab: layout, mapping, the bump index
+ *   tools/   the tools that watch objects (fill, ASan, Valgrind), reports
+ *   rcu/     slots waiting for a grace period
+ *   cache/   thread caches: the exchange with the depot, stealing, the
+ *            registry and implicit caches, fork (the fast path is inline
+ *            in lfpool.h)
+ *   pool/    entry points and policies: taking and releasing slots,
+ *            exhaustion and growth, trim, statistics, fork handlers
+ *   leaves/  on top: handles, lfp_free_deferred, families, the census
+ *
+ * tests/layers.test checks the includes and the calls.
+ */
+#ifndef LFPOOL_BLOCK_H
+#define LFPOOL_BLOCK_H
+
+#include <pthread.h>
+#include "base/counters.h"
+#include "lists/depot.h"
+#include "lists/stack.h"
+
+/*
+ * Per-slot metadata, kept beside the objects and never inside them, so the
+ * library's links are atomic words that a racing reader may load without a
+ * data race on the user's bytes (DESIGN.md, hard part 1).
+ */
+struct lfpi_slot {
+	/* The free list's link (stack.c): the slot below this one. */
+	_Atomic uint32_t next;
+	/*
+	 * Generation and state in one word: odd while the object is live,
+	 * even while it is free. It starts at 0 (free, never used) and is
+	 * incremented on every allocation and every release, so it changes
+	 * on every release and a live generation is never 0. The inline
+	 * fast path in lfpool.h reads it as gen[2 * index].
+	 */
+	_Atomic uint32_t gen;
+};
+
+static inline bool lfpi_gen_is_live(uint32_t gen)
+{
+	return gen & 1u;
+}
+
+/*
+ * The generation a live slot takes when released out of line. 0 means
+ * "never used" (the ctor and the debug tools go by it), so the wrap after
+ * 2^32 steps skips it: a slot released for the 2^31st time becomes 2, not
+ * 0. The inline release (lfpool.h) lets it wrap to 0: it serves only
+ * pools without a ctor or debug tools, for which 0 is one more even
+ * (free) generation; a handle never names it, since live ones are odd.
+ */
+static inline uint32_t lfpi_gen_freed(uint32_t gen)
+{
+	return gen + 1 ? gen + 1 : 2;
+}
+
+struct lfp_pool {
+	/* Read-only after lfp_create. */
+	char *objs;               /* the object region */
+	struct lfpi_slot *slots;  /* metadata, one per slot */
+	size_t stride;            /* bytes from one object to the next */
+	size_t region_size;       /* capacity * stride */
+	uint32_t capacity;
+	uint32_t stride_shift;    /* log2(stride) if a power of two, else 0 */
+	uint32_t stride_tz;       /* stride = odd << stride_tz */
+	uint64_t stride_inv;      /* odd's inverse modulo 2^64 */
+	uint32_t flags;
+	void *map;                /* what lfp_create mapped, or NULL */
+	size_t map_size;
+	uint64_t id;              /* unique per pool ever made in the process */
+	size_t obj_size;
+	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
+	/* Non-zero if releases or allocations need more than the bare
+	 * minimum (hooks, debug tools, strict releases: LFP_F_STRICT or
+	 * LFP_F_NO_CACHE): caches then leave
+	 * their fast path for lfpi_hand_out and lfpi_release_slot. */
+	uint32_t quirks;
+	uint32_t exhaust;         /* enum lfp_exhaust */
+	uint32_t reclaim_tries;
+	int (*reclaim)(struct lfp_pool *pool, void *arg);
+	void (*ctor)(void *obj, void *arg);
+	void (*on_alloc)(void *obj, void *arg);
+	void (*on_free)(void *obj, void *arg);
+	void *hook_arg;
+	uint32_t cache_size;      /* slots per thread cache */
+	uint32_t batch;           /* slots per exchange with the shared stack */
+	char name[LFP_NAME_MAX + 1]; /* lfp_config.name, cut; "" if none */
+
+	/* Shared and hot: each on its own cache line. */
+	struct lfpi_stack free;   /* single free slots, linked by next */
+	struct lfpi_depot depot;  /* magazines of free slots */
+	/* Slots [bump, limit) were never handed out (lazy first touch). */
+	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+	/*
+	 * Slots [0, limit) are usable: capacity grows by raising it, up to
+	 * `capacity`, which is the most the pool was laid out for (its
+	 * max_capacity). Metadata exists for all of them.
+	 */
+	_Atomic uint32_t limit;
+	/* Odd while lfp_trim has the free list aside; it changes on every
+	 * trim that took slots aside (grow.c). */
+	_Atomic uint32_t trim_seq;
+	/* Set once lfp_trim gave pages back: their slots read as zeroes. */
+	_Atomic uint32_t trimmed;
+	/* Pools with a ctor: a bit per slot whose memory lfp_trim gave
+	 * back, so that its next handout constructs it again (trim.c). */
+	_Atomic(_Atomic uint64_t *) ctor_due;
+
+	/* Rare paths: growth, trim, the deferred-release table. */
+	pthread_mutex_t grow_lock;
+	_Atomic(struct lfpi_rcu_slot *) rcu; /* mapped on first use (rcu.c) */
+	size_t rcu_size;
+
+	/*
+	 * LFP_F_WAIT_DEFERRED (rcu.c): every deferred slot that comes back
+	 * advances rcu_epoch, on which allocations waiting for one sleep;
+	 * rcu_sleepers is set while one may sleep. On their own line: the
+	 * call_rcu thread writes it once per slot.
+	 */
+	alignas(LFPI_CACHELINE) _Atomic uint32_t rcu_epoch;
+	_Atomic uint32_t rcu_sleepers;
+	_Atomic uint64_t rcu_waits; /* sleeps, for the tests */
+
+	/* Every cache ever made for this pool; pushed, never unlinked. */
+	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
+
+	/* fork.c, under its lock: the list of pools, and the caches that
+	 * fork_prepare took (the registry's head then). */
+	struct lfp_pool *fork_next, *fork_prev;
+	struct lfp_cache *fork_caches;
+
+	struct lfpi_counters shard[LFPI_SHARDS];
+};
+
+
+static inline struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
+{
+	return lfpi_shard(pool->shard);
+}
+
+#endif /* LFPOOL_BLOCK_H */

@@ -1,0 +1,121 @@
+/*
+ * Pools in a child of fork(2).
+ *
+ * The child of a multithreaded program has one thread, the one that
+ * forked, and a copy of every pool as the other threads left it: a lock
+ * one of them held stays held, and their caches stay theirs, for threads
+ * that will never run. pthread_atfork handlers make that copy usable:
+ *
+ * - prepare: under the list's lock, take every pool's grow_lock (so no
+ *   growth, reserve, trim or deferred-table setup is half done), then
+ *   take every cache as a thief would (cache.c): owners keep off their
+ *   slots, and a cache whose owner was inside an operation is marked;
+ * - parent: give the caches back, drop the locks;
+ * - child: the caches of threads that did not come along are emptied into
+ *   the free list and recycled, those that were marked are dropped
+ *   (cache.c), then the locks are dropped.
+ *
+ * Meanwhile an allocation that finds the pool exhausted waits for the fork
+ * to end, 20 ms at most (LFPI_FORK_WAIT_MS): a fork holds every cache,
+ * but it may itself wait on a lock of the C library that the allocating
+ * thread holds, if a signal handler of that thread is the one allocating.
+ *
+ * Slots that another thread had in hand at that moment (its live
+ * objects, a chain between the free list and its cache) stay where they
+ * are: in the child nobody will release them.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "pool/fork.h"
+
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lfp_pool *fork_pools; /* under fork_lock */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_init_err;
+
+/*
+ * Every lock first, then every cache: a thread that holds one pool's
+ * grow_lock may be interrupted by a signal handler allocating from
+ * another pool, which must not find its cache taken meanwhile.
+ */
+static void fork_prepare(void)
+{
+	struct lfp_pool *p;
+
+	pthread_mutex_lock(&fork_lock);
+	for (p = fork_pools; p; p = p->fork_next)
+		pthread_mutex_lock(&p->grow_lock);
+	lfpi_cache_fork_begin();
+	for (p = fork_pools; p; p = p->fork_next)
+		lfpi_cache_fork_prepare(p);
+}
+
+static void fork_parent(void)
+{
+	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+		lfpi_cache_fork_parent(p);
+		pthread_mutex_unlock(&p->grow_lock);
+	}
+	lfpi_cache_fork_end();
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* The child's only thread is the one that took the locks in
+ * fork_prepare, so it may release them. */
+static void fork_child(void)
+{
+	lfpi_cache_fork_child_init();
+	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
+		lfpi_cache_fork_child(p);
+		pthread_mutex_unlock(&p->grow_lock);
+	}
+	lfpi_cache_fork_end();
+	pthread_mutex_unlock(&fork_lock);
+}
+
+static void fork_init(void)
+{
+	fork_init_err = -pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int lfpi_fork_global_init(void)
+{
+	pthread_once(&fork_once, fork_init);
+	return fork_init_err;
+}
+
+/*
+ * Register the handlers when the library is loaded, before the program
+ * can register its own: prepare handlers run in the reverse order of
+ * registration, parent and child handlers in order, so the program's run
+ * while every pool is whole and may use the pools. (lfp_create returns the
+ * error if registering failed here.)
+ */
+__attribute__((constructor)) static void fork_load(void)
+{
+	(void)lfpi_fork_global_init();
+}
+
+void lfpi_fork_add(struct lfp_pool *pool)
+{
+	pthread_mutex_lock(&fork_lock);
+	pool->fork_prev = NULL;
+	pool->fork_next = fork_pools;
+	if (fork_pools)
+		fork_pools->fork_prev = pool;
+	fork_pools = pool;
+	pthread_mutex_unlock(&fork_lock);
+}
+
+void lfpi_fork_remove(struct lfp_pool *pool)
+{
+	pthread_mutex_lock(&fork_lock);
+	if (pool->fork_prev)
+		pool->fork_prev->fork_next = pool->fork_next;
+	else
+		fork_pools = pool->fork_next;
+	if (pool->fork_next)
+		pool->fork_next->fork_prev = pool->fork_prev;
+	pthread_mutex_unlock(&fork_lock);
+}

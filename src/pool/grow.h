@@ -1,0 +1,49 @@
+/*
+ * The exhaustion policy (grow.c): what an allocation that finds the pool
+ * empty does, after stealing: wait for a trim or for deferred slots,
+ * grow, ask the user to reclaim, or abort. For the pool's allocation
+ * paths (pool.c); calls the slab, the debug reports, rcu.c and
+ * lfp_stats, nothing of pool.c.
+ */
+#ifndef LFPOOL_GROW_H
+#define LFPOOL_GROW_H
+
+#include "memory/block.h"
+
+/*
+ * What an allocation that may find the pool exhausted must remember from
+ * before its first look at the free list: the trim sequence it saw, and
+ * how many times it called reclaim.
+ */
+struct lfpi_want {
+	uint32_t trim_seq;
+	uint32_t attempt;
+	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
+};
+
+/*
+ * Start an allocation's slow path, before its first pop. Acquire: pairs
+ * with the release store that ends lfp_trim, so a trim that ended before
+ * is seen whole (its slots are back on the list).
+ */
+static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
+{
+	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
+	w->attempt = 0;
+	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which
+	 * follows the push of a reclaimed slot: that slot is on the list
+	 * before our first pop looks. */
+	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
+}
+
+/*
+ * An allocation found the pool exhausted (after stealing). If a trim had
+ * the free list aside at any time since lfpi_want_init, wait for it to
+ * end and try again; with LFP_F_WAIT_DEFERRED, while deferred releases
+ * are pending, wait for one to come back and try again (lfpi_rcu_wait);
+ * otherwise apply the pool's policy. Returns true if the allocation
+ * should try again.
+ */
+bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
+
+#endif /* LFPOOL_GROW_H */

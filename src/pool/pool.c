@@ -1,0 +1,562 @@
+/*
+ * The public entry points: creating and destroying a pool, the shared
+ * (uncached) allocation and release paths, and the counters behind
+ * lfp_stats.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pool/fork.h"
+#include "pool/grow.h"
+#include "pool/pool.h"
+#include "rcu/rcu.h"
+
+
+static _Atomic uint64_t pool_ids = 1;
+
+/* Relaxed: counters order nothing; lfp_stats sums recent values. */
+static inline void pool_count(_Atomic uint64_t *ctr, uint64_t n)
+{
+	atomic_fetch_add_explicit(ctr, n, memory_order_relaxed);
+}
+
+/*
+ * Keep the first LFP_NAME_MAX bytes of name, backing off over UTF-8
+ * continuation bytes so that a cut never leaves half a character.
+ */
+static void pool_set_name(struct lfp_pool *pool, const char *name)
+{
+	size_t n = name ? strnlen(name, LFP_NAME_MAX + 1) : 0;
+
+	if (n > LFP_NAME_MAX) {
+		n = LFP_NAME_MAX;
+		while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(pool->name, name ? name : "", n);
+	pool->name[n] = '\0';
+}
+
+const char *lfp_name(const struct lfp_pool *pool)
+{
+	return pool ? pool->name : NULL;
+}
+
+/*
+ * How the inline release finds a slot by exact division: stride = odd <<
+ * tz, and odd's inverse modulo 2^64 (Newton's iteration doubles the bits
+ * that are right at each step: 3, 6, 12, 24, 48, 96).
+ */
+static void pool_set_divisor(struct lfp_pool *pool, size_t stride)
+{
+	uint64_t odd, inv;
+
+	pool->stride_tz = (uint32_t)__builtin_ctzll(stride);
+	odd = (uint64_t)stride >> pool->stride_tz;
+	inv = odd;
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - odd * inv;
+	pool->stride_inv = inv;
+}
+
+static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
+		      const struct lfpi_layout *l, char *base)
+{
+	memset(pool, 0, sizeof(*pool));
+	pool->slots = (struct lfpi_slot *)(base + l->slots_off);
+	pool->objs = base + l->objs_off;
+	pool->stride = l->stride;
+	pool->region_size = (size_t)l->slots * l->stride;
+	pool->capacity = l->slots;
+	pool->flags = cfg->flags;
+	pool->exhaust = cfg->exhaust;
+	pool->reclaim = cfg->reclaim;
+	pool->reclaim_tries = cfg->reclaim_tries ? cfg->reclaim_tries : 3;
+	pool->ctor = cfg->ctor;
+	pool->on_alloc = cfg->on_alloc;
+	pool->on_free = cfg->on_free;
+	pool->hook_arg = cfg->hook_arg;
+	pool->obj_size = cfg->obj_size;
+	if (!(l->stride & (l->stride - 1)))
+		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
+	pool_set_divisor(pool, l->stride);
+	lfpi_stack_init(&pool->free, &pool->slots[0].next, sizeof(struct lfpi_slot));
+	lfpi_depot_init(&pool->depot, base + l->mags_off, l->nmags, l->batch);
+	atomic_init(&pool->bump, 0);
+	atomic_init(&pool->limit, l->initial);
+	atomic_init(&pool->trim_seq, 0);
+	atomic_init(&pool->trimmed, 0);
+	atomic_init(&pool->ctor_due, NULL);
+	atomic_init(&pool->rcu, NULL);
+	atomic_init(&pool->rcu_epoch, 0);
+	atomic_init(&pool->rcu_sleepers, 0);
+	atomic_init(&pool->rcu_waits, 0);
+	atomic_init(&pool->caches, NULL);
+	for (unsigned i = 0; i < LFPI_SHARDS; i++)
+		lfpi_counters_init(&pool->shard[i]);
+	/* Relaxed: only has to be unique. */
+	pool->id = atomic_fetch_add_explicit(&pool_ids, 1, memory_order_relaxed);
+	pool->cache_size = l->cache_size;
+	pool->batch = l->batch;
+	pool_set_name(pool, cfg->name);
+}
+
+/*
+ * Releases in a pool with LFP_F_STRICT or LFP_F_NO_CACHE settle the slot's
+ * generation with a CAS, through every path, explicit caches included:
+ * lfp_free promises that of two racing releases exactly one succeeds, and
+ * a check-then-store in one of them would let both through.
+ */
+static bool pool_strict(const struct lfp_pool *pool)
+{
+	return pool->flags & (LFP_F_STRICT | LFP_F_NO_CACHE);
+}
+
+static void pool_set_quirks(struct lfp_pool *pool)
+{
+	pool->quirks = pool->debug || pool->ctor || pool->on_alloc ||
+		       pool->on_free || pool_strict(pool);
+}
+
+LFPI_NOINLINE void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx)
+{
+	return lfpi_hand_out(pool, idx);
+}
+
+LFPI_NOINLINE uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj,
+					   int *err)
+{
+	return lfpi_release_slot(pool, obj, err,
+				 pool_strict(pool) ? LFPI_REL_STRICT : 0);
+}
+
+int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
+{
+	static _Atomic uint64_t probe;
+	struct lfpi_layout l;
+	void *map = NULL;
+	size_t map_size = 0;
+	char *base;
+	int err;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	if ((err = lfpi_layout(cfg, &l)))
+		return err;
+	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
+	if (!atomic_is_lock_free(&probe))
+		return -ENOTSUP;
+	if ((err = lfpi_cache_global_init()) || (err = lfpi_fork_global_init()))
+		return err;
+	if (cfg->memory) {
+		if (cfg->memory_size < l.total ||
+		    (uintptr_t)cfg->memory % l.base_align)
+			return -EINVAL;
+		base = cfg->memory;
+		/* Header and metadata only: the objects stay untouched. */
+		memset(base + l.slots_off, 0, l.objs_off - l.slots_off);
+	} else {
+		base = lfpi_map_pool(&l, cfg->flags, &map, &map_size);
+		if (!base)
+			return -ENOMEM;
+	}
+	/* pool_init clears the header, so the mutex is made after it. */
+	pool_init((struct lfp_pool *)base, cfg, &l, base);
+	if ((err = pthread_mutex_init(&((struct lfp_pool *)base)->grow_lock,
+				      NULL))) {
+		lfpi_unmap(map, map_size);
+		return -err;
+	}
+	((struct lfp_pool *)base)->map = map;
+	((struct lfp_pool *)base)->map_size = map_size;
+	lfpi_debug_init((struct lfp_pool *)base);
+	pool_set_quirks((struct lfp_pool *)base);
+	lfpi_fork_add((struct lfp_pool *)base);
+	*out = (struct lfp_pool *)base;
+	return 0;
+}
+
+void lfp_destroy(struct lfp_pool *pool)
+{
+	if (!pool)
+		return;
+	lfpi_fork_remove(pool);
+	lfpi_rcu_destroy(pool);
+	lfpi_cache_destroy_all(pool);
+	lfpi_debug_destroy(pool);
+	lfpi_trim_destroy(pool);
+	pthread_mutex_destroy(&pool->grow_lock);
+	lfpi_unmap(pool->map, pool->map_size);
+}
+
+/*
+ * Single slots first (the free list), then one out of a loaded magazine,
+ * then fresh ones. If all are gone, look at the lists once more: the bump
+ * index never goes back, so lists that are empty after it ran out mean
+ * the pool really was exhausted at that moment, not just while we were
+ * looking elsewhere.
+ */
+uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
+{
+	uint32_t idx = lfpi_stack_pop(&pool->free, retries);
+
+	if (idx == LFPI_NIL)
+		idx = lfpi_depot_take_one(&pool->depot, retries);
+	if (idx == LFPI_NIL && !lfpi_slab_bump(pool, 1, &idx) &&
+	    (idx = lfpi_stack_pop(&pool->free, retries)) == LFPI_NIL)
+		idx = lfpi_depot_take_one(&pool->depot, retries);
+	return idx;
+}
+
+/* The pool looks empty: empty idle explicit caches, then apply the
+ * exhaustion policy, until a slot turns up or the policy gives up. */
+static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
+					     struct lfpi_counters *c,
+					     uint32_t *retries)
+{
+	uint32_t idx, emptied = 0;
+	struct lfpi_want want;
+
+	lfpi_want_init(pool, &want);
+	do {
+		idx = lfpi_pool_take(pool, retries);
+		if (idx == LFPI_NIL &&
+		    lfpi_cache_steal(pool, NULL, &emptied, retries))
+			idx = lfpi_pool_take(pool, retries);
+	} while (idx == LFPI_NIL &&
+		 (lfpi_fork_waited() || lfpi_exhausted(pool, &want)));
+	if (emptied)
+		pool_count(&c->steals, emptied);
+	return idx;
+}
+
+static void *pool_alloc_shared(struct lfp_pool *pool)
+{
+	struct lfpi_counters *c = lfpi_my_shard(pool);
+	uint32_t retries = 0, idx = lfpi_pool_take(pool, &retries);
+
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		idx = pool_take_hard(pool, c, &retries);
+	if (retries)
+		pool_count(&c->cas_retries, retries);
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+		pool_count(&c->failed_allocs, 1);
+		return NULL;
+	}
+	pool_count(&c->allocs, 1);
+	return lfpi_hand_out(pool, idx);
+}
+
+/* Push slot idx, marked free, onto the shared stack and count it. */
+static void pool_push_shared(struct lfp_pool *pool, struct lfpi_counters *c,
+			     uint32_t idx)
+{
+	uint32_t retries = lfpi_stack_push(&pool->free, idx, idx);
+
+	if (retries)
+		pool_count(&c->cas_retries, retries);
+	pool_count(&c->frees, 1);
+}
+
+static int pool_free_shared(struct lfp_pool *pool, void *obj)
+{
+	struct lfpi_counters *c = lfpi_my_shard(pool);
+	uint32_t idx;
+	int err = 0;
+
+	idx = lfpi_release_slot(pool, obj, &err, LFPI_REL_STRICT);
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
+		pool_count(&c->rejected_frees, 1);
+		return err;
+	}
+	pool_push_shared(pool, c, idx);
+	return 0;
+}
+
+/* The second half of lfp_free, for releases that were checked elsewhere
+ * (by handle): same cache, same stack, same counters. */
+int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(err)) {
+		pool_count(&lfpi_my_shard(pool)->rejected_frees, 1);
+		return err;
+	}
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		lfpi_cache_put(c, idx);
+	else
+		pool_push_shared(pool, lfpi_my_shard(pool), idx);
+	return 0;
+}
+
+/*
+ * The inline fast path found ctl set, or the cache empty; it entered the
+ * operation and left it to us. Only here do allocations steal, wait and
+ * apply the pool's policy, each outside the cache's operation.
+ */
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t retries = 0, emptied = 0, idx;
+	struct lfpi_want want;
+	bool shared;
+
+	ctl = lfpi_cache_reenter(c, ctl);
+	lfpi_want_init(pool, &want);
+	for (;;) {
+		idx = lfpi_cache_pop(c, ctl, &retries);
+		lfpi_cache_leave(c);
+		if ((shared = idx == LFPI_NIL))
+			idx = lfpi_pool_take(pool, &retries);
+		if (idx == LFPI_NIL &&
+		    lfpi_cache_steal(pool, c, &emptied, &retries))
+			idx = lfpi_pool_take(pool, &retries);
+		/* Policy hooks run here, outside the cache's operation. */
+		if (idx != LFPI_NIL ||
+		    (!lfpi_cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
+		     !lfpi_exhausted(pool, &want)))
+			break;
+		ctl = lfpi_cache_enter(c);
+	}
+	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	lfpi_cache_count(&c->ctr.steals, emptied);
+	if (idx == LFPI_NIL) {
+		lfpi_cache_count(&c->ctr.failed_allocs, 1);
+		return NULL;
+	}
+	/* One out of the cache's slots counted itself, as a hit or a miss
+	 * (cache.c); one from the pool, a miss, counts here. */
+	if (shared)
+		lfpi_cache_count(&c->ctr.allocs, 1);
+	return lfpi_hand_out(pool, idx);
+}
+
+/*
+ * The checks of lfp_cache_free for a release through cache c: the slot
+ * of obj, marked free, or LFPI_NIL with *err set (-EINVAL, -EFAULT,
+ * -EALREADY; or, in a strict pool, what lfpi_release_slot says) and the
+ * refusal counted.
+ */
+static uint32_t pool_release_checked(struct lfp_cache *c, void *obj,
+				     int *err)
+{
+	struct lfp_pool *pool = c->pool;
+	uint32_t idx;
+
+	if (LFPI_UNLIKELY(c->quirks))
+		idx = lfpi_release_quirky(pool, obj, err);
+	else if (LFPI_UNLIKELY(!obj))
+		idx = LFPI_NIL, *err = -EINVAL;
+	else if ((idx = lfpi_slot_of(pool, obj, err)) != LFPI_NIL &&
+		 LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, false, 0)))
+		idx = LFPI_NIL;
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+	return idx;
+}
+
+/* A release the inline fast path could not finish alone: a pointer that
+ * is no object's start, a slot that is not live, a pool with checks or
+ * hooks. Not entered. */
+int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
+{
+	int err = 0;
+	uint32_t idx;
+
+	if (!c)
+		return -EINVAL;
+	if ((idx = pool_release_checked(c, obj, &err)) == LFPI_NIL)
+		return err;
+	lfpi_cache_put(c, idx);
+	return 0;
+}
+
+/* Slots objs[0..k) (indices), just taken in a pool without quirks:
+ * make them live and turn them into pointers, as the inline path does. */
+static void pool_hand_out_run(struct lfp_pool *pool, void **objs, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		uint32_t idx = (uint32_t)(uintptr_t)objs[i];
+
+		lfpi_mark_live(pool, idx);
+		objs[i] = lfpi_obj(pool, idx);
+	}
+}
+
+/* The slot of obj if it is a live object of a pool without quirks,
+ * marked free now; else LFPI_NIL (the caller takes the checked path).
+ * The exact division of the inline release (lfpool.h). */
+static uint32_t pool_release_plain(struct lfp_cache *c, void *obj)
+{
+	const struct lfpi_cache_hot *h = &c->hot;
+	uint64_t q = ((uint64_t)((uintptr_t)obj - (uintptr_t)h->objs)) * h->inv;
+	uint64_t idx = q >> h->shift | q << ((64 - h->shift) & 63);
+	_Atomic uint32_t *g;
+	uint32_t gen;
+
+	if (idx >= h->nslots)
+		return LFPI_NIL;
+	g = &h->gen[2 * (size_t)idx];
+	gen = atomic_load_explicit(g, memory_order_relaxed);
+	if (!(gen & 1))
+		return LFPI_NIL;
+	/* Relaxed: as in lfpi_mark_free. */
+	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	return (uint32_t)idx;
+}
+
+size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
+{
+	size_t got = 0, k;
+	void *obj;
+
+	if (!cache || !objs)
+		return 0;
+	/*
+	 * A pool whose hooks may call back in (ctor, on_alloc) takes the
+	 * single path: slots popped in a run and not yet handed out are free
+	 * and in no list, so a hook that allocates would find them gone.
+	 */
+	while (got < n && !cache->pool->ctor && !cache->pool->on_alloc &&
+	       (k = lfpi_cache_pop_run(cache, objs + got, n - got))) {
+		/* Outside the operation, as single allocations do. */
+		if (LFPI_LIKELY(!cache->quirks))
+			pool_hand_out_run(cache->pool, objs + got, k);
+		else
+			for (size_t i = got; i < got + k; i++)
+				objs[i] = lfpi_hand_out(
+					cache->pool, (uint32_t)(uintptr_t)objs[i]);
+		got += k;
+	}
+	/* The rest, if any, the way single allocations go: stealing,
+	 * waiting, the exhaustion policy. */
+	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
+		objs[got++] = obj;
+	return got;
+}
+
+#define CACHE_RUN 64
+
+size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
+			   size_t n)
+{
+	uint32_t run[CACHE_RUN], k = 0, idx;
+	size_t done = 0;
+	int err;
+
+	if (!cache || !objs)
+		return 0;
+	/* With on_free, one by one: the slots released earlier in a run
+	 * would be free and in no list while a later hook runs. */
+	if (cache->pool->on_free) {
+		for (size_t i = 0; i < n; i++)
+			done += lfpi_cache_free_inline(cache, objs[i]) == 0;
+		return done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* The checks of lfp_cache_free, outside the operation: the
+		 * plain pool's short way first. */
+		if (LFPI_UNLIKELY((idx = pool_release_plain(cache, objs[i])) ==
+				  LFPI_NIL) &&
+		    (idx = pool_release_checked(cache, objs[i], &err)) ==
+			    LFPI_NIL)
+			continue;
+		run[k++] = idx;
+		if (k == CACHE_RUN) {
+			lfpi_cache_put_run(cache, run, k);
+			done += k;
+			k = 0;
+		}
+	}
+	if (k)
+		lfpi_cache_put_run(cache, run, k);
+	return done + k;
+}
+
+/* lfp_alloc when the thread's last cache is not this pool's. */
+void *lfpi_alloc_slow(struct lfp_pool *pool)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(!pool))
+		return NULL;
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		return lfpi_cache_alloc_inline(c);
+	return pool_alloc_shared(pool);
+}
+
+int lfpi_free_slow(struct lfp_pool *pool, void *obj)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_UNLIKELY(!pool))
+		return -EINVAL;
+	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
+	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
+		return lfpi_cache_free_inline(c, obj);
+	return pool_free_shared(pool, obj);
+}
+
+/* The exported functions are the inline paths of lfpool.h, called. */
+void *lfp_cache_alloc(struct lfp_cache *cache)
+{
+	return lfpi_cache_alloc_inline(cache);
+}
+
+int lfp_cache_free(struct lfp_cache *cache, void *obj)
+{
+	return lfpi_cache_free_inline(cache, obj);
+}
+
+void *lfp_alloc(struct lfp_pool *pool)
+{
+	return lfpi_alloc_inline(pool);
+}
+
+int lfp_free(struct lfp_pool *pool, void *obj)
+{
+	return lfpi_free_inline(pool, obj);
+}
+
+size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n)
+{
+	struct lfp_cache *c;
+	size_t i;
+	void *obj;
+
+	if (!pool || !objs)
+		return 0;
+	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
+		return lfp_cache_alloc_bulk(c, objs, n);
+	for (i = 0; i < n && (obj = pool_alloc_shared(pool)); i++)
+		objs[i] = obj;
+	return i;
+}
+
+size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
+{
+	struct lfp_cache *c;
+	size_t done = 0;
+
+	if (!pool || !objs)
+		return 0;
+	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
+		return lfp_cache_free_bulk(c, objs, n);
+	for (size_t i = 0; i < n; i++)
+		done += pool_free_shared(pool, objs[i]) == 0;
+	return done;
+}
+
+/* LFP_VERSION_* spelled out by the preprocessor, so the two cannot differ. */
+#define POOL_STR(x) #x
+#define POOL_VERSION(a, b, c) POOL_STR(a) "." POOL_STR(b) "." POOL_STR(c)
+
+const char *lfp_version(void)
+{
+	return POOL_VERSION(LFP_VERSION_MAJOR, LFP_VERSION_MINOR,
+			    LFP_VERSION_PATCH);
+}
