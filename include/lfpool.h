@@ -1316,7 +1316,7 @@ struct lfpi_cache_hot {
 	 * the allocations out of slots[] (a release adds one to both, an
 	 * exchange moves both), so the allocations are this word's high
 	 * part less its low part, and the allocation fast path counts for
-	 * nothing (src/cache.c, cache_counts).
+	 * nothing (src/cache/exchange.c, cache_counts).
 	 */
 	_Atomic uint64_t top;
 	_Atomic uint32_t active; /* 1 while the owner is in an operation */
@@ -1359,7 +1359,7 @@ LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
 /*
  * Enter an operation on the cache's slots; returns its ctl, 0 when the
  * fast path may go on. One side of the handshake with a thread that
- * empties idle caches (src/cache.c): we write active, then read ctl; it
+ * empties idle caches (src/cache/steal.c): we write active, then read ctl; it
  * writes ctl, then reads active, with membarrier(2) between, which puts
  * a full barrier into every running thread. So only the compiler must
  * keep our store and load in order. Where membarrier is missing, ctl is
@@ -1390,8 +1390,9 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 		return lfpi_cache_alloc_slow(cache, ctl);
 	idx = c->slots[n - 1];
 	/* Release (a plain store on x86): pairs with the acquire load of
-	 * top by a reader of the counts (src/cache.c, cache_counts), which
-	 * must see the moves before this store with it. */
+	 * top by a reader of the counts (src/cache/exchange.c,
+	 * cache_counts), which must see the moves before this store with
+	 * it. */
 	atomic_store_explicit(&c->top, top - 1, memory_order_release);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
@@ -1451,8 +1452,8 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 			      memory_order_release);
 	/* Owner only, inside the operation (a fork sees it with top), a
 	 * load and a store. Release: pairs with the acquire load of frees
-	 * in src/cache.c (cache_counts), so a reader that counts this
-	 * release also sees the allocation it followed. */
+	 * in src/cache/exchange.c (cache_counts), so a reader that counts
+	 * this release also sees the allocation it followed. */
 	atomic_store_explicit(&c->frees,
 			      atomic_load_explicit(&c->frees,
 						   memory_order_relaxed) + 1,

@@ -1261,7 +1261,7 @@ static void *fz_thread(void *arg)
 /*
  * Run the next calls (1 to 8) in a new thread, and wait for it. Still one
  * thread at a time, but the implicit caches are the new thread's, and
- * its exit gives them back (the pthread key destructor in cache.c).
+ * its exit gives them back (the pthread key destructor in cache/registry.c).
  */
 static void fz_in_thread(void)
 {

@@ -15,7 +15,8 @@ struct lfpi_counters {
 	_Atomic uint64_t rejected_frees;
 	_Atomic uint64_t cas_retries;
 	/* Never written: a cache's hits are counted in its hot.top, and
-	 * this offset names them to the readers (cache.c, cache_value). */
+	 * this offset names them to the readers (cache/exchange.c,
+	 * lfpi_cache_value). */
 	_Atomic uint64_t cache_hits; /* the rest only ever move in caches */
 	_Atomic uint64_t refills;
 	_Atomic uint64_t flushes;

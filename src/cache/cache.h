@@ -29,7 +29,7 @@ enum {
  * membarrier(2) is missing and every entry must be the seq_cst one. */
 #define LFPI_CTL_SLOW 4u
 
-/* The counters lfp_cache_stats reports (cache_stat_ctr in cache.c). */
+/* The counters lfp_cache_stats reports (cache_stat_ctr in registry.c). */
 #define LFPI_CACHE_STATS 9
 
 /*
@@ -41,7 +41,7 @@ enum {
  * the next. Owned by one thread at a time. The owner's fast path (inline,
  * in lfpool.h) uses loads and stores only; the words another thread may
  * read at any time (count, counters) are atomics it reads relaxed. Another
- * thread takes slots only through the steal handshake in cache.c.
+ * thread takes slots only through the steal handshake (steal.c).
  */
 struct lfp_cache {
 	struct lfpi_cache_hot hot; /* first: lfpool.h reads it */
@@ -55,14 +55,14 @@ struct lfp_cache {
 	size_t map_size;           /* bytes mapped for it */
 	uint32_t fork_busy;        /* fork.c: its owner was inside an
 				      operation as fork was prepared */
-	uint32_t fork_hold;        /* how that fork holds it (cache.c) */
+	uint32_t fork_hold;        /* how that fork holds it (fork_hold.c) */
 	struct lfp_cache *reg_next;/* registry link, fixed once published */
 	struct lfp_cache *tls_next;/* the owning thread's implicit caches */
 	/*
 	 * Written by the owner only (or by a thread holding the cache
 	 * through the handshake). Of allocs and frees only those that did
 	 * not go through slots[] count here: the others are hot.top's and
-	 * hot.frees' (cache.c, cache_counts).
+	 * hot.frees' (exchange.c, cache_counts).
 	 */
 	struct lfpi_counters ctr;
 	/* Allocations folded out of hot.top's high part (every 2^50), and

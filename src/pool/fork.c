@@ -8,12 +8,13 @@
  *
  * - prepare: under the list's lock, take every pool's grow_lock (so no
  *   growth, reserve, trim or deferred-table setup is half done), then
- *   take every cache as a thief would (cache.c): owners keep off their
- *   slots, and a cache whose owner was inside an operation is marked;
+ *   take every cache as a thief would (cache/fork_hold.c): owners keep off
+ *   their slots, and a cache whose owner was inside an operation is
+ *   marked;
  * - parent: give the caches back, drop the locks;
  * - child: the caches of threads that did not come along are emptied into
  *   the free list and recycled, those that were marked are dropped
- *   (cache.c), then the locks are dropped.
+ *   (cache/fork_hold.c), then the locks are dropped.
  *
  * Meanwhile an allocation that finds the pool exhausted waits for the fork
  * to end, 20 ms at most (LFPI_FORK_WAIT_MS): a fork holds every cache,

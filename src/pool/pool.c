@@ -328,7 +328,7 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		return NULL;
 	}
 	/* One out of the cache's slots counted itself, as a hit or a miss
-	 * (cache.c); one from the pool, a miss, counts here. */
+	 * (cache/exchange.c); one from the pool, a miss, counts here. */
 	if (shared)
 		lfpi_cache_count(&c->ctr.allocs, 1);
 	return lfpi_hand_out(pool, idx);

@@ -1,9 +1,10 @@
 /*
  * A Promela model of how lfpool's thread caches exchange free slots with
- * the pool (src/cache.c, lfpi_pool_take in src/pool.c): through the depot
- * of magazines (src/depot.c) and through the free list of single slots,
- * three lock-free stacks of src/stack.c in all. Spin checks it
- * exhaustively (make model-check runs it, see tests/verify.am).
+ * the pool (src/cache/exchange.c, lfpi_pool_take in src/pool/pool.c):
+ * through the depot of magazines (src/lists/depot.c) and through the free
+ * list of single slots, three lock-free stacks of src/lists/stack.c in
+ * all. Spin checks it exhaustively (make model-check runs it, see
+ * tests/verify.am).
  *
  * The stack, step for step as the C code does it (lfpi_stack_push, _pop):
  *   push(first, last), of a chain first .. last its caller linked

@@ -1,0 +1,57 @@
+/*
+ * Whether a fork holds every cache: fork.c raises the flag before its
+ * prepare handler takes the caches (fork_hold.c) and lowers it after the
+ * parent's or the child's handler gave them back. An owner or a thief
+ * that finds a cache held, and the flag up, waits for the fork, bounded
+ * (LFPI_CACHE_FORK_WAIT_MS): the forking thread may itself wait for a
+ * lock the waiter holds. The lowest file of cache/: calls nothing.
+ */
+#include <sched.h>
+#include <time.h>
+
+#include "cache/private.h"
+
+/* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
+static _Atomic uint32_t cache_fork_busy;
+
+void lfpi_cache_fork_begin(void)
+{
+	/* seq_cst: ordered before fork_prepare's claims on the caches, so a
+	 * thread that finds its cache claimed (lfpi_cache_enter) and then
+	 * looks here sees it. */
+	atomic_store_explicit(&cache_fork_busy, 1, memory_order_seq_cst);
+}
+
+void lfpi_cache_fork_end(void)
+{
+	/* Release: pairs with the acquire load in lfpi_cache_fork_wait; the
+	 * caches were let go before. */
+	atomic_store_explicit(&cache_fork_busy, 0, memory_order_release);
+}
+
+bool lfpi_cache_fork_busy(void)
+{
+	/* seq_cst: pairs with the store in lfpi_cache_fork_begin (see there). */
+	return atomic_load_explicit(&cache_fork_busy, memory_order_seq_cst);
+}
+
+uint64_t lfpi_cache_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool lfpi_cache_fork_wait(void)
+{
+	uint64_t until = lfpi_cache_now_ns() + LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
+
+	/* Acquire: pairs with the release store in lfpi_cache_fork_end. */
+	while (atomic_load_explicit(&cache_fork_busy, memory_order_acquire)) {
+		if (lfpi_cache_now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	return true;
+}

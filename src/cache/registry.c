@@ -1,0 +1,380 @@
+/*
+ * The registry of a pool's caches and the implicit ones. Caches of a pool
+ * sit in a registry that only grows; a cache given up is marked dead and
+ * reused by the next thread, so there is no thread limit and no table to
+ * size. A thread's implicit caches, one per pool it used, are found from
+ * lfpi_cache_last or its own list, and given back when the thread exits
+ * (a pthread key's destructor). Here too: lfp_cache_create and
+ * lfp_cache_destroy, the sums and walks over every cache, the counters
+ * lfp_cache_stats reports, and the setup once per process. Calls
+ * exchange.c (to drain a cache, to read its counts), the depot and the
+ * slab.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
+
+#include "cache/private.h"
+
+LFPI_TLS struct lfp_cache *lfpi_cache_last;
+
+/* The calling thread's implicit caches, one per pool it used. */
+static LFPI_TLS struct lfp_cache *cache_mine;
+/* Set while the thread makes an implicit cache (see cache_implicit_new). */
+static LFPI_TLS bool cache_making;
+/* Set once the thread's exit destructor gave its caches back: calls made
+ * later in its exit (other keys' destructors) take the shared path. */
+static LFPI_TLS bool cache_exited;
+/* Whether the thread's exit destructor is armed. */
+static LFPI_TLS bool cache_key_set;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_init_err;
+
+static void cache_thread_exit(void *unused);
+
+static void cache_global_init(void)
+{
+	cache_init_err = -pthread_key_create(&cache_key, cache_thread_exit);
+#if defined(__linux__) && defined(__NR_membarrier)
+	lfpi_cache_membarrier =
+		syscall(__NR_membarrier,
+			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+}
+
+int lfpi_cache_global_init(void)
+{
+	pthread_once(&cache_once, cache_global_init);
+	return cache_init_err;
+}
+
+/*
+ * Memory for a cache of the pool, from mmap rather than malloc: a program
+ * whose malloc is built on lfpool (an allocator over pools, or a shim
+ * serving small sizes) would otherwise recurse into its own allocator
+ * from a thread's first call. A cache is a page or a few, made once per
+ * thread and pool and recycled, never per operation.
+ */
+static struct lfp_cache *cache_map(struct lfp_pool *pool)
+{
+	size_t page = lfpi_page_size();
+	size_t bytes = sizeof(struct lfp_cache) +
+		       pool->cache_size * sizeof(_Atomic uint32_t);
+	struct lfp_cache *c;
+	void *p;
+
+	bytes = (bytes + page - 1) & ~(page - 1);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	c = p;
+	c->map_size = bytes;
+	return c;
+}
+
+static void cache_unmap(struct lfp_cache *c)
+{
+	munmap(c, c->map_size);
+}
+
+/* The counters lfp_cache_stats reports, by index in lfpi_cache_stat(). */
+static const size_t cache_stat_ctr[LFPI_CACHE_STATS] = {
+	offsetof(struct lfpi_counters, cache_hits),
+	offsetof(struct lfpi_counters, allocs),
+	offsetof(struct lfpi_counters, frees),
+	offsetof(struct lfpi_counters, failed_allocs),
+	offsetof(struct lfpi_counters, rejected_frees),
+	offsetof(struct lfpi_counters, cas_retries),
+	offsetof(struct lfpi_counters, refills),
+	offsetof(struct lfpi_counters, flushes),
+	offsetof(struct lfpi_counters, steals),
+};
+
+/* Counter i of cache_stat_ctr, since the cache was made. */
+static uint64_t cache_ctr(const struct lfp_cache *c, unsigned i)
+{
+	/* Relaxed: counters order nothing. */
+	return lfpi_cache_value(c, cache_stat_ctr[i]);
+}
+
+/* Counter i since the cache was last claimed. */
+uint64_t lfpi_cache_stat(const struct lfp_cache *c, unsigned i)
+{
+	uint64_t v = cache_ctr(c, i);
+
+	/* Never below the value at the claim, but a last reading taken
+	 * mid-move (cache_counts) must not wrap. */
+	return v > c->base[i] ? v - c->base[i] : 0;
+}
+
+/* A claimed cache counts from here on, for lfp_cache_stats. */
+static void cache_stats_reset(struct lfp_cache *c)
+{
+	for (unsigned i = 0; i < LFPI_CACHE_STATS; i++)
+		c->base[i] = cache_ctr(c, i);
+}
+
+/* Fill in a new cache of pool. */
+static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
+		       uint32_t kind)
+{
+	struct lfpi_cache_hot *h = &c->hot;
+
+	c->pool = pool;
+	c->pool_id = pool->id;
+	c->batch = pool->batch;
+	c->quirks = pool->quirks;
+	c->ctl_keep = pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0;
+	c->spare = LFPI_NIL;
+	c->tls_next = NULL;
+	atomic_init(&h->active, 0);
+	atomic_init(&h->ctl, c->ctl_keep);
+	h->size = pool->cache_size;
+	h->slots = c->slots;
+	h->objs = pool->objs;
+	h->stride = pool->stride;
+	h->gen = &pool->slots[0].gen;
+	h->inv = pool->stride_inv;
+	h->shift = pool->stride_tz;
+	/* A pool with quirks checks every release out of line. */
+	h->nslots = pool->quirks ? 0 : pool->capacity;
+	atomic_init(&h->top, 0);
+	atomic_init(&h->frees, 0);
+	atomic_init(&c->allocs_base, 0);
+	atomic_init(&c->fold_seq, 0);
+	atomic_init(&h->pool, pool);
+	atomic_init(&c->state, kind);
+}
+
+/* A dead cache of the pool to reuse, or a new one; NULL without memory. */
+static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
+{
+	struct lfp_cache *c, *old;
+	uint32_t dead;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	for (c = atomic_load_explicit(&pool->caches, memory_order_acquire); c;
+	     c = c->reg_next) {
+		dead = LFPI_CACHE_DEAD;
+		/* Acquire: pairs with the release store of DEAD by the last
+		 * owner, whose counters and empty count we take over. */
+		if (atomic_load_explicit(&c->state, memory_order_relaxed) == dead &&
+		    atomic_compare_exchange_strong_explicit(
+			    &c->state, &dead, kind, memory_order_acquire,
+			    memory_order_relaxed)) {
+			cache_stats_reset(c);
+			return c;
+		}
+	}
+	if (!(c = cache_map(pool)))
+		return NULL;
+	cache_init(c, pool, kind);
+	lfpi_counters_init(&c->ctr);
+	memset(c->base, 0, sizeof(c->base));
+	old = atomic_load_explicit(&pool->caches, memory_order_relaxed);
+	do
+		c->reg_next = old;
+	/* Release: pairs with the acquire loads of the registry head, so
+	 * walkers see the fields set above. */
+	while (!atomic_compare_exchange_weak_explicit(&pool->caches, &old, c,
+						      memory_order_release,
+						      memory_order_relaxed));
+	return c;
+}
+
+/* Owner: hand the cache back to the registry for the next thread. */
+static void cache_release(struct lfp_cache *c)
+{
+	uint32_t spare;
+
+	/* Undrained (a fork kept it), it is given up with its slots, which
+	 * the next owner uses or a starving thread steals. */
+	(void)lfpi_cache_drain(c);
+	/*
+	 * The drain may have used the spare, so read it after. Clear it
+	 * before the push: a fork between the two must not find the
+	 * magazine both on the empty stack and here (the child drops at
+	 * most a magazine; never holds one twice). The fence keeps the
+	 * compiler from sinking the store past the push's CAS.
+	 */
+	spare = c->spare;
+	c->spare = LFPI_NIL;
+	atomic_signal_fence(memory_order_seq_cst);
+	lfpi_depot_put_spare(&c->pool->depot, spare);
+	/* Release: pairs with the acquire CAS in cache_claim and the acquire
+	 * load in lfpi_cache_destroy_all. */
+	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
+}
+
+/*
+ * Make the thread's cache for pool. pthread_setspecific may call malloc,
+ * and a malloc built on lfpool may call back here: such a nested call
+ * finds cache_making set and takes the shared path instead.
+ */
+static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
+{
+	struct lfp_cache *c = NULL;
+
+	if (cache_making || cache_exited)
+		return NULL;
+	cache_making = true;
+	/* The key's value only has to be non-NULL for the destructor to run. */
+	if (!cache_key_set && !pthread_setspecific(cache_key, &cache_mine))
+		cache_key_set = true;
+	if (cache_key_set && (c = cache_claim(pool, LFPI_CACHE_IMPLICIT))) {
+		c->tls_next = cache_mine;
+		cache_mine = c;
+		lfpi_cache_last = c;
+	}
+	cache_making = false;
+	return c;
+}
+
+struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
+{
+	struct lfp_cache **pp = &cache_mine, *c;
+
+	/* It may be an orphan freed below: never leave it dangling. */
+	lfpi_cache_last = NULL;
+	while ((c = *pp)) {
+		if (c->pool == pool && c->pool_id == pool->id)
+			return lfpi_cache_last = c;
+		/* Acquire: pairs with the CAS in lfpi_cache_destroy_all. An
+		 * orphan's pool is gone; the cache is ours to free. */
+		if (atomic_load_explicit(&c->state, memory_order_acquire) ==
+		    LFPI_CACHE_ORPHANED) {
+			*pp = c->tls_next;
+			cache_unmap(c);
+			continue;
+		}
+		pp = &c->tls_next;
+	}
+	return cache_implicit_new(pool);
+}
+
+/* pthread key destructor: give back every implicit cache of the thread. */
+static void cache_thread_exit(void *unused)
+{
+	struct lfp_cache *c, *next;
+	uint32_t s;
+
+	(void)unused;
+	lfpi_cache_last = NULL;
+	for (c = cache_mine; c; c = next) {
+		next = c->tls_next;
+		s = LFPI_CACHE_IMPLICIT;
+		/* Acquire on failure: pairs with the CAS in
+		 * lfpi_cache_destroy_all; on success the pool stays alive
+		 * until we store DEAD (it waits for EXITING to end). */
+		if (atomic_compare_exchange_strong_explicit(
+			    &c->state, &s, LFPI_CACHE_EXITING,
+			    memory_order_acquire, memory_order_acquire))
+			cache_release(c);
+		else
+			cache_unmap(c); /* orphaned: the pool is gone */
+	}
+	cache_mine = NULL;
+	/* A later key's destructor may still call us: it gets the shared
+	 * path, not a cache that nothing would give back. */
+	cache_exited = true;
+}
+
+void lfpi_cache_destroy_all(struct lfp_pool *pool)
+{
+	struct lfp_cache *c, *next;
+	uint32_t s;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	for (; c; c = next) {
+		next = c->reg_next;
+		/* Acquire: pairs with the release store of DEAD in
+		 * cache_release by an exiting thread. */
+		while ((s = atomic_load_explicit(&c->state,
+						 memory_order_acquire)) ==
+		       LFPI_CACHE_EXITING)
+			sched_yield();
+		/*
+		 * A live thread's cache becomes an orphan its thread frees;
+		 * acq_rel pairs with the CAS in cache_thread_exit. Its inline
+		 * paths must never match a pool made later at this address,
+		 * nor NULL (relaxed: see lfpi_alloc_inline in lfpool.h).
+		 */
+		if (s == LFPI_CACHE_IMPLICIT)
+			atomic_store_explicit(&c->hot.pool, LFPI_ORPHAN(c),
+					      memory_order_relaxed);
+		if (s == LFPI_CACHE_IMPLICIT &&
+		    atomic_compare_exchange_strong_explicit(
+			    &c->state, &s, LFPI_CACHE_ORPHANED,
+			    memory_order_acq_rel, memory_order_acquire))
+			continue;
+		if (s == LFPI_CACHE_EXITING) { /* lost the race: wait again */
+			next = c;
+			continue;
+		}
+		cache_unmap(c);
+	}
+}
+
+uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
+			uint64_t *cached)
+{
+	struct lfp_pool *p = (struct lfp_pool *)pool; /* loads write nothing */
+	uint64_t sum = 0, parked = 0;
+	struct lfp_cache *c;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	for (c = atomic_load_explicit(&p->caches, memory_order_acquire); c;
+	     c = c->reg_next) {
+		sum += lfpi_cache_value(c, counter);
+		parked += lfpi_cache_n(c);
+	}
+	if (cached)
+		*cached = parked;
+	return sum;
+}
+
+int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
+		    void *arg)
+{
+	struct lfp_cache *c;
+	uint32_t i, n;
+	int r;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
+	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
+	for (; c; c = c->reg_next) {
+		n = lfpi_cache_n(c);
+		for (i = 0; i < n; i++)
+			if ((r = fn(c->slots[i], arg)))
+				return r;
+	}
+	return 0;
+}
+
+struct lfp_cache *lfp_cache_create(struct lfp_pool *pool)
+{
+	return pool ? cache_claim(pool, LFPI_CACHE_EXPLICIT) : NULL;
+}
+
+void lfp_cache_destroy(struct lfp_cache *cache)
+{
+	if (cache)
+		cache_release(cache);
+}
+
+bool lfpi_cache_is_mine(const struct lfp_cache *c)
+{
+	for (const struct lfp_cache *m = cache_mine; m; m = m->tls_next)
+		if (m == c)
+			return true;
+	return false;
+}
