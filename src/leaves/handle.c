@@ -9,7 +9,8 @@
  *
  * Nothing here writes the pool but the releases by handle, which go
  * through the same two steps as lfp_free and lfp_cache_free (mark the
- * slot free, give it back through the same cache or stack).
+ * slot free, give it back through the same cache or stack). A leaf on
+ * top: calls the pool (pool.h), the caches, the debug tools and the slab.
  */
 #include "pool/pool.h"
 

@@ -5,6 +5,7 @@
  * when first used (the bump index), so an idle pool's magazines cost no
  * resident memory. When all are in use, callers fall back on the free
  * list of single slots: no slot ever depends on a magazine being there.
+ * Calls only the stack.
  */
 #include <string.h>
 

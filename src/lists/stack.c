@@ -10,6 +10,8 @@
  * that read a stale `next` fails its CAS (the ABA problem). Pushes need
  * not: a push only links its chain to whatever the head is, and a stale
  * head makes its CAS fail.
+ *
+ * The lowest of the lists: calls nothing of lfpool's.
  */
 #include "lists/stack.h"
 

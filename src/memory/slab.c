@@ -5,6 +5,7 @@
  * One block holds, in order: the pool header, the per-slot metadata, the
  * depot's magazines and the objects. The objects start on a boundary of max(LFP_MEMORY_ALIGN, align),
  * so every object is aligned and the hot header words keep their own lines.
+ * Calls nothing of lfpool's; reads the lists' types to lay them out.
  */
 #include <errno.h>
 #include <stddef.h>

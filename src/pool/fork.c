@@ -17,13 +17,17 @@
  *   (cache/fork_hold.c), then the locks are dropped.
  *
  * Meanwhile an allocation that finds the pool exhausted waits for the fork
- * to end, 20 ms at most (LFPI_FORK_WAIT_MS): a fork holds every cache,
- * but it may itself wait on a lock of the C library that the allocating
- * thread holds, if a signal handler of that thread is the one allocating.
+ * to end, 20 ms at most (LFPI_CACHE_FORK_WAIT_MS): a fork holds every
+ * cache, but it may itself wait on a lock of the C library that the
+ * allocating thread holds, if a signal handler of that thread is the one
+ * allocating.
  *
  * Slots that another thread had in hand at that moment (its live
  * objects, a chain between the free list and its cache) stay where they
  * are: in the child nobody will release them.
+ *
+ * For pool.c, through fork.h; calls the caches (cache/fork_hold.c,
+ * cache/fork_wait.c).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -8,6 +8,9 @@
  * doubles) and raises `limit`, so indices stay stable, objects never move
  * and there is no segment table to reallocate under a reader. The grow
  * path takes a mutex; it runs once per doubling.
+ *
+ * For pool.c, through grow.h; calls lfp_stats (stats.c), rcu.c, the debug
+ * reports and the slab, nothing of pool.c.
  */
 #include <errno.h>
 #include <sched.h>

@@ -1,7 +1,10 @@
 /*
  * The public entry points: creating and destroying a pool, the shared
- * (uncached) allocation and release paths, and the counters behind
- * lfp_stats.
+ * (uncached) allocation and release paths, the slow paths of the inline
+ * ones (where allocations steal, wait and apply the exhaustion policy,
+ * outside the cache's operation), the bulk calls, and the counters behind
+ * lfp_stats. The top of pool/: calls the pool's policies (grow.c, trim.c,
+ * fork.c), the caches, rcu.c, the debug tools, the slab and the lists.
  */
 #include <errno.h>
 #include <stdio.h>

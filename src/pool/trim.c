@@ -15,7 +15,8 @@
  * each slot on a page given back is marked in the pool's ctor_due table,
  * and its next handout runs the constructor again (lfpi_trim_reborn).
  *
- * Scratch memory comes from mmap, never from malloc.
+ * Scratch memory comes from mmap, never from malloc. Calls the lists and
+ * the slab.
  */
 #include <errno.h>
 #include <string.h>

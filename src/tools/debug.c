@@ -1,8 +1,8 @@
 /*
  * Catching users' bugs, and the pool's own: the tools that watch released
  * objects (a fill pattern, AddressSanitizer poisoning, Valgrind memcheck's
- * mempool requests), and a census of every slot used by the tests and the
- * stress harness to prove that nothing was lost or handed out twice.
+ * mempool requests), and the reports that name a pool. Calls only the
+ * slab; the census of every slot is leaves/audit.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
