@@ -12,14 +12,6 @@
 
 #define STRESS_GIVE_UP 3.0 /* seconds threads get to stop after a violation */
 
-double stress_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void stress_nap(long ns)
 {
 	struct timespec ts = { 0, ns };
@@ -297,34 +289,6 @@ static void supervise(struct stress_run *r, struct sup *s)
 	}
 	if (o->progress)
 		stress_progress_end(r);
-}
-
-void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
-{
-	to->ops += from->ops;
-	to->allocs += from->allocs;
-	to->frees += from->frees;
-	to->exhausted += from->exhausted;
-	to->checks += from->checks;
-	to->handoffs += from->handoffs;
-	to->refused += from->refused;
-	to->lives += from->lives;
-	to->hook_allocs += from->hook_allocs;
-	to->hook_frees += from->hook_frees;
-	to->probes += from->probes;
-	to->stale += from->stale;
-	to->deferred += from->deferred;
-	to->reads += from->reads;
-	to->overlaps += from->overlaps;
-	to->barriers += from->barriers;
-	to->rounds += from->rounds;
-	to->drained += from->drained;
-	to->grabbed += from->grabbed;
-	to->napped += from->napped;
-	to->trims += from->trims;
-	to->trimmed += from->trimmed;
-	for (int m = 0; m < STRESS_NMODES; m++)
-		to->by_mode[m] += from->by_mode[m];
 }
 
 static void run_sum(const struct stress_run *r, struct stress_tally *t)

@@ -348,8 +348,10 @@ static inline uint32_t stress_below(struct stress_life *l, uint32_t n)
 	return (uint32_t)((stress_rand(l) >> 32) * n >> 32);
 }
 
-/* lfpool-stress.c */
+/* clock.c */
 double stress_now(void);
+
+/* tally.c */
 void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 
 /* options.c */
