@@ -8,15 +8,6 @@
 
 #include "stress.h"
 
-const char *const stress_mode_name[STRESS_NMODES] = {
-	[STRESS_POOL] = "pool",         [STRESS_CACHE] = "cache",
-	[STRESS_EXPLICIT] = "explicit", [STRESS_BULK] = "bulk",
-	[STRESS_HANDOFF] = "handoff",   [STRESS_EXIT] = "exit",
-	[STRESS_BAD] = "bad",           [STRESS_HANDLE] = "handle",
-	[STRESS_DEFERRED] = "deferred", [STRESS_IDLING] = "idle",
-	[STRESS_TRIM] = "trim",
-};
-
 /* The modes 'all' leaves out: each shapes the whole run. */
 static bool opt_special(int m)
 {
@@ -328,11 +319,6 @@ static int opt_mix(struct stress_opts *o, const char *arg)
 	return 0;
 }
 
-bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m)
-{
-	return o->weight[m] != 0;
-}
-
 static void opt_defaults(struct stress_opts *o)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -438,28 +424,12 @@ static int opt_stall(struct stress_opts *o, const char *a)
 	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
 }
 
-static const char *const opt_exhaust_names[] = {
-	[LFP_EXHAUST_NULL] = "null",
-	[LFP_EXHAUST_GROW] = "grow",
-	[LFP_EXHAUST_ABORT] = "abort",
-};
-
 /* --exhaust: the policies the harness can judge (not reclaim). */
 static int opt_exhaust(struct stress_opts *o, const char *a)
 {
-	for (uint32_t p = 0; p <= LFP_EXHAUST_ABORT; p++)
-		if (opt_exhaust_names[p] && !strcmp(a, opt_exhaust_names[p])) {
-			o->exhaust = p;
-			return 0;
-		}
+	if (stress_exhaust_named(a, &o->exhaust))
+		return 0;
 	return opt_bad("exhaustion policy", a);
-}
-
-const char *stress_exhaust_name(uint32_t exhaust)
-{
-	return exhaust <= LFP_EXHAUST_ABORT && opt_exhaust_names[exhaust]
-		       ? opt_exhaust_names[exhaust]
-		       : "?";
 }
 
 /* The options that say how to make the pool; -ENOENT for any other. */

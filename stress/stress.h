@@ -72,7 +72,7 @@ enum stress_mode {
 	STRESS_NMODES
 };
 
-extern const char *const stress_mode_name[STRESS_NMODES];
+extern const char *const stress_mode_name[STRESS_NMODES]; /* mode.c */
 
 /* The command line, read-only once the run starts. */
 struct stress_opts {
@@ -354,10 +354,13 @@ double stress_now(void);
 /* tally.c */
 void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 
+/* mode.c */
+bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
+bool stress_exhaust_named(const char *name, uint32_t *exhaust);
+const char *stress_exhaust_name(uint32_t exhaust);
+
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);
-bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
-const char *stress_exhaust_name(uint32_t exhaust);
 
 /* check.c */
 bool stress_violation(struct stress_run *r, const char *fmt, ...)
