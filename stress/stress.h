@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lfpool.h"
 
@@ -358,6 +359,9 @@ void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
 bool stress_exhaust_named(const char *name, uint32_t *exhaust);
 const char *stress_exhaust_name(uint32_t exhaust);
+
+/* usage.c */
+void stress_usage(FILE *f);
 
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);
