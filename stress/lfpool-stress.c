@@ -363,6 +363,8 @@ int main(int argc, char **argv)
 	double elapsed;
 	bool ok;
 
+	if (!err)
+		err = stress_validate(&o);
 	if (err)
 		return err > 0 ? 0 : 2;
 	if (run_setup(&r, &o))

@@ -1,4 +1,11 @@
-/* The command line of lfpool-stress; its --help text is usage.c's. */
+/*
+ * The command line of lfpool-stress: the defaults, and each option's
+ * spelling and range, parsed into struct stress_opts. Whether the options
+ * go together is for validate.c to say: the parser knows the modes by
+ * name only, and which of them need the per-thread cache API.
+ *
+ * Calls only leaves: mode.c (the names) and usage.c (--help).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -381,87 +388,10 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 	return -EINVAL;
 }
 
-/* --grow and --exhaust together: --grow alone means grow. */
-static int opt_policy(struct stress_opts *o)
-{
-	if (o->grow && o->exhaust == LFP_EXHAUST_NULL)
-		o->exhaust = LFP_EXHAUST_GROW;
-	if (o->grow && o->exhaust != LFP_EXHAUST_GROW) {
-		fputs("lfpool-stress: --grow goes with --exhaust grow only\n",
-		      stderr);
-		return -EINVAL;
-	}
-	if (o->exhaust == LFP_EXHAUST_GROW && !o->grow)
-		o->grow = o->capacity > LFP_MAX_CAPACITY / 4 ? LFP_MAX_CAPACITY / 2
-							   : 2 * o->capacity;
-	if (o->grow && o->grow < o->capacity) {
-		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Whether what `who` names (on) rules mode n out. */
-static int opt_excludes(const struct stress_opts *o, const char *who, bool on,
-			enum stress_mode n, const char *why)
-{
-	if (!on || !o->weight[n])
-		return 0;
-	fprintf(stderr, "lfpool-stress: %s excludes %s: %s\n", who,
-		stress_mode_name[n], why);
-	return -EINVAL;
-}
-
 /*
- * A run that judges every failed allocation must be one where none can
- * fail legitimately: what the threads can hold and park stays below the
- * capacity (exhaust.c).
+ * Returns 0 to go on (to stress_validate), 1 to exit successfully (help,
+ * list, version), < 0 on a bad line.
  */
-static int opt_never_dry(struct stress_opts *o)
-{
-	static const char why[] = "a run that cannot run dry must know "
-				  "how many slots each thread keeps";
-	const char *who = o->weight[STRESS_TRIM] ? "trim" : "--exhaust abort";
-	uint64_t bound;
-	int err;
-
-	if ((err = opt_excludes(o, who, true, STRESS_HANDOFF, why)) ||
-	    (err = opt_excludes(o, who, true, STRESS_EXIT, why)) ||
-	    (err = opt_excludes(o, who, true, STRESS_DEFERRED, why)))
-		return err;
-	if (!o->cache_size)
-		o->cache_size = 4;
-	bound = stress_bound(o);
-	if (bound < o->capacity)
-		return 0;
-	fprintf(stderr, "lfpool-stress: %s needs a pool that cannot run "
-		"dry, but %u threads may hold and park %llu slots, not fewer "
-		"than --capacity %u: raise --capacity or lower --threads, "
-		"--hold or --cache-size (see --help)\n", who, o->threads,
-		(unsigned long long)bound, o->capacity);
-	return -EINVAL;
-}
-
-/* Modes that do not go together. */
-static int opt_combine(struct stress_opts *o)
-{
-	static const char idle[] = "the drainer needs every worker parked "
-				   "and nothing waiting for a grace period";
-	bool on = o->weight[STRESS_IDLING];
-	int err;
-
-	if ((err = opt_excludes(o, "idle", on, STRESS_EXIT, idle)) ||
-	    (err = opt_excludes(o, "idle", on, STRESS_DEFERRED, idle)) ||
-	    (err = opt_excludes(o, "idle", on, STRESS_TRIM,
-				"each has its own way to judge a failed "
-				"allocation")))
-		return err;
-	if (o->weight[STRESS_TRIM] || o->exhaust == LFP_EXHAUST_ABORT)
-		return opt_never_dry(o);
-	return 0;
-}
-
-/* Returns 0 to run, 1 to exit successfully (help), < 0 on a bad line. */
 int stress_parse(int argc, char **argv, struct stress_opts *o)
 {
 	bool progress_set = false;
@@ -480,8 +410,6 @@ int stress_parse(int argc, char **argv, struct stress_opts *o)
 		return opt_bad("argument", argv[optind]);
 	if (!o->ops && !o->duration)
 		o->ops = 100000;
-	if ((err = opt_policy(o)) || (err = opt_combine(o)))
-		return err;
 	if (o->json && !progress_set)
 		o->progress = false;
 	opt_mix_text(o);

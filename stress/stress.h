@@ -366,6 +366,13 @@ void stress_usage(FILE *f);
 /* options.c */
 int stress_parse(int argc, char **argv, struct stress_opts *o);
 
+/* bound.c */
+uint64_t stress_bound(const struct stress_opts *o);
+uint32_t stress_bound_caches(const struct stress_opts *o);
+
+/* validate.c */
+int stress_validate(struct stress_opts *o);
+
 /* check.c */
 bool stress_violation(struct stress_run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -419,8 +426,6 @@ struct stress_drain_note {
 	volatile uint64_t round, got, expect, held, capacity;
 };
 
-uint64_t stress_bound(const struct stress_opts *o);
-uint32_t stress_bound_caches(const struct stress_opts *o);
 void stress_exhaust_setup(struct stress_run *r);
 void stress_call_enter(const char *op, bool alloc);
 void stress_call_leave(void);
