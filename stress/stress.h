@@ -439,8 +439,20 @@ void stress_check_growth(struct stress_run *r, const char *when);
 bool stress_own(struct stress_run *r, uint32_t tid, void *obj, uint64_t seq,
 		const char *op, struct stress_held *h);
 
-/* worker.c */
+/* life.c */
+void stress_life_begin(struct stress_life *l, struct stress_worker *w);
+void stress_life_end(struct stress_life *l, uint64_t ops0);
+void stress_life_publish(struct stress_life *l);
 struct lfp_cache *stress_life_cache(struct stress_life *l);
+
+/* ops.c */
+void stress_op_step(struct stress_life *l);
+void stress_op_receive(struct stress_life *l);
+bool stress_op_has_mail(struct stress_life *l);
+void stress_op_drop_all(struct stress_life *l);
+void stress_op_let_go(struct stress_life *l, bool give);
+
+/* worker.c */
 int stress_spawn(struct stress_worker *w);
 uint64_t stress_live(const struct stress_run *r);
 
