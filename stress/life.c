@@ -3,7 +3,7 @@
  * a life begins (its random stream, its share of each kind of operation,
  * its registrations) and ends (its tally added to the worker's), what it
  * shows the supervisor, and its explicit cache, which the modes that
- * release or allocate through it (handle.c, idle.c) use too.
+ * release or allocate through it (handle.c, drain.c) use too.
  *
  * Calls down only: rcu.c (registration with liburcu), and the leaves
  * check.c (the hooks' tally, violations), mode.c and tally.c.
