@@ -8,6 +8,9 @@
  * and then an allocation must wait for it. In such runs (trim, and
  * LFP_EXHAUST_ABORT) every failed allocation, every growth and every
  * abort is a violation.
+ *
+ * Calls only leaves: bound.c, check.c and mode.c. The modes mark their
+ * pool calls here (stress_call_enter) and report running dry.
  */
 #include <inttypes.h>
 #include <signal.h>

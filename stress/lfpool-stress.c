@@ -1,6 +1,9 @@
 /*
  * lfpool-stress: main and the supervisor. See stress.h for the plan and
  * --help for the command line.
+ *
+ * The top: calls down into every file below it (their ranks are at the
+ * end of stress.h), and nothing calls it.
  */
 #include <stdio.h>
 #include <stdlib.h>

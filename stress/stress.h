@@ -299,8 +299,8 @@ struct stress_run {
 	/*
 	 * With trim or LFP_EXHAUST_ABORT the pool is sized so that it
 	 * cannot run dry (exhaust.c): the threads hold and park at most
-	 * bound slots, fewer than its capacity, so every failed allocation
-	 * is a violation.
+	 * bound slots (bound.c), fewer than its capacity, so every failed
+	 * allocation is a violation.
 	 */
 	bool never_dry;
 	uint64_t bound;
@@ -318,8 +318,8 @@ static inline bool stress_aborted(const struct stress_run *r)
 
 /*
  * One thread's time in a worker's seat, shared by the files that make up
- * a worker (worker.c and the modes that have files of their own). Plain:
- * only its thread uses it.
+ * a worker (life.c, worker.c, ops.c and the modes that have files of
+ * their own). Plain: only its thread uses it.
  */
 struct stress_life {
 	struct stress_run *run;
