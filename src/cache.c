@@ -659,8 +659,9 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
  * its prepare to its parent handler, and an atfork handler that runs in
  * between may wait for a lock our caller holds: that wait is bounded
  * (lfpi_cache_fork_wait), and then the slots stay in the cache, free
- * slots that a starving thread takes by stealing. Returns whether the
- * cache was drained.
+ * slots that a starving thread takes by stealing; so do they, at once,
+ * when the thief is a steal of this thread's that the caller interrupted.
+ * Returns whether the cache was drained.
  */
 static bool cache_drain(struct lfp_cache *c)
 {
@@ -668,7 +669,10 @@ static bool cache_drain(struct lfp_cache *c)
 
 	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
 		lfpi_cache_leave(c);
-		if (lfpi_cache_fork_busy() && !lfpi_cache_fork_wait())
+		/* The thief may be a steal of ours that a signal handler (or
+		 * the atfork handler of a fork from one) interrupted. */
+		if (cache_steals_held ||
+		    (lfpi_cache_fork_busy() && !lfpi_cache_fork_wait()))
 			return false;
 		sched_yield();
 	}
@@ -1068,8 +1072,16 @@ enum {
 /* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
 static _Atomic uint32_t cache_fork_busy;
 
+/* When fork's prepare stops waiting for thieves (cache_fork_take): one
+ * deadline for the whole fork, every pool. The forking thread's, under
+ * fork.c's lock. */
+static uint64_t cache_fork_until;
+static uint64_t cache_now_ns(void);
+
 void lfpi_cache_fork_begin(void)
 {
+	cache_fork_until = cache_now_ns() +
+			   LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 	/* seq_cst: ordered before fork_prepare's claims on the caches, so a
 	 * thread that finds its cache claimed (lfpi_cache_enter) and then
 	 * looks here sees it. */
@@ -1158,8 +1170,6 @@ static uint32_t cache_fork_take(struct lfp_cache *c, uint64_t until)
 
 void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 {
-	uint64_t until = cache_now_ns() +
-			 LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 	struct lfp_cache *c, *head;
 	bool fenced;
 
@@ -1168,7 +1178,7 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 	pool->fork_caches = head;
 	cache_steals_held++;
 	for (c = head; c; c = c->reg_next)
-		c->fork_hold = cache_fork_take(c, until);
+		c->fork_hold = cache_fork_take(c, cache_fork_until);
 	/* Without the barrier (a sandbox forbade membarrier after it was
 	 * registered) an owner entering right now might be missed: then
 	 * every cache counts as busy. */
@@ -1230,7 +1240,13 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		hold = covered ? c->fork_hold : CACHE_FORK_TAKEN;
 		mine = cache_is_mine(c);
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
-		atomic_store_explicit(&c->hot.active, 0, memory_order_relaxed);
+		/* One of ours that was busy is still in its operation: the
+		 * frame a signal handler interrupted to fork goes on with it
+		 * when the handler returns, and a steal meanwhile (the handler
+		 * allocating) must see it busy, as in the parent. */
+		if (!(mine && covered && c->fork_busy))
+			atomic_store_explicit(&c->hot.active, 0,
+					      memory_order_relaxed);
 		/* membarrier may be gone in the child
 		 * (lfpi_cache_fork_child_init). */
 		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
@@ -1256,8 +1272,10 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		}
 		c->fork_busy = 0;
 		c->fork_hold = CACHE_FORK_TAKEN;
-		if (s == LFPI_CACHE_EXITING ||
-		    (s == LFPI_CACHE_IMPLICIT && !mine)) {
+		/* An exiting cache of ours: the exit a handler interrupted
+		 * goes on to give it back. */
+		if ((s == LFPI_CACHE_EXITING || s == LFPI_CACHE_IMPLICIT) &&
+		    !mine) {
 			if (hold != CACHE_FORK_MINE)
 				cache_empty(c, &c->spare, &retries);
 			atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,
