@@ -77,9 +77,15 @@
  * stealing); and a thread in the middle of an lfp call at the fork loses
  * its cached slots to the child (never to the parent). fork may be
  * called from a signal handler (POSIX lists it as async-signal-safe),
- * even one that interrupted an lfp call: prepare waits 20 ms at most for
- * a cache another thread is emptying (its slots are then lost to the
- * child), and not at all for one the interrupted call holds.
+ * even one that interrupted an lfp call (a growth, lfp_trim, lfp_create
+ * or lfp_destroy included: the interrupted call finishes in the parent
+ * and in the child once the handler returns). Then prepare waits 20 ms
+ * at most, for the whole fork, for caches other threads are emptying
+ * (their slots are then lost to the child), and not at all for one the
+ * interrupted call is emptying, except in the few instructions between
+ * its taking the cache and noting it (and between forgetting it and
+ * letting go), where it waits the 20 ms too and that cache's slots are
+ * lost to the child.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -574,7 +580,10 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * between two of its magazine exchanges (78 days of a thread doing
  * nothing but allocate and release at 3 ns a pair without its cache ever
  * running empty or full), and once in 2^50 allocations, while a cache
- * folds that count into a wider one, a read that meets the fold retries.
+ * folds that count into a wider one, a read that meets the fold retries
+ * (a read from a signal handler that interrupted its own thread's fold
+ * gives up after 1024 tries, and may read that cache's allocations 2^50
+ * too many, once).
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
