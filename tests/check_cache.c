@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* REG_EFL, for single-stepping */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -1255,10 +1256,166 @@ START_TEST(strict_racing_double_free)
 }
 END_TEST
 
+/*
+ * lfp_free (lfpool.h): with LFP_F_NO_CACHE "a double release that races
+ * with another release of the same object is caught ...: then exactly
+ * one of the two succeeds, whichever calls release it (lfp_free,
+ * lfp_cache_free on any explicit cache, the bulk calls,
+ * lfp_free_handle ...)". Each round the owner of an explicit cache of a
+ * NO_CACHE pool takes an object, and it and another thread, started
+ * together on a flag, release it: the owner into its cache, the other
+ * to the pool. One of them waits a few hundred loop turns first, a
+ * different number each round, so that the two releases meet at every
+ * offset. Both returning 0 puts the slot in the cache and on the free
+ * list at once, to be handed out twice. 100,000 rounds or 3 s.
+ * _i: 0 lfp_cache_free against lfp_free, 1 lfp_cache_free_bulk against
+ * lfp_free, 2 lfp_cache_free against lfp_free_handle.
+ */
+enum { NC_SPREAD = 512 };
+
+static struct nc_race {
+	struct lfp_pool *pool;
+	struct lfp_cache *cache;
+	int mode, rounds;
+	void *obj;
+	lfp_handle h;
+	_Atomic int ready, go, done, stop;
+	int other; /* the other thread's result in round `done` */
+	int both, neither, at; /* rounds won twice or not at all; the first */
+} ncr;
+
+static void nc_spin(unsigned n)
+{
+	for (volatile unsigned k = 0; k < n; k++)
+		;
+}
+
+/*
+ * Run the calling thread on the k-th CPU the process may use, if it may
+ * use two: two threads on one core take turns and never meet inside a
+ * release, so the race below would not be run at all.
+ */
+static void nc_pin(int k)
+{
+	cpu_set_t set, one;
+	int seen = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set) || seen++ != k)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
+/* Wait until *v is r; yield now and then, in case we share a core. */
+static void nc_wait(_Atomic int *v, int r)
+{
+	for (unsigned k = 0; atomic_load_explicit(v, memory_order_acquire) != r;
+	     k++)
+		if (k % 1024 == 1023)
+			sched_yield();
+}
+
+static void *nc_other(void *arg)
+{
+	(void)arg;
+	nc_pin(1);
+	for (int r = 1; !atomic_load(&ncr.stop); r++) {
+		atomic_store_explicit(&ncr.ready, r, memory_order_release);
+		nc_wait(&ncr.go, r);
+		if (atomic_load(&ncr.stop))
+			break;
+		if ((unsigned)r * 7 % NC_SPREAD >= NC_SPREAD / 2)
+			nc_spin((unsigned)r * 7 % NC_SPREAD - NC_SPREAD / 2);
+		ncr.other = ncr.mode == 2 ? lfp_free_handle(ncr.pool, ncr.h)
+					  : lfp_free(ncr.pool, ncr.obj);
+		atomic_store_explicit(&ncr.done, r, memory_order_release);
+	}
+	return NULL;
+}
+
+static int nc_release_into_cache(void *obj)
+{
+	if (ncr.mode == 1)
+		return lfp_cache_free_bulk(ncr.cache, &obj, 1) == 1 ? 0
+								   : -EALREADY;
+	return lfp_cache_free(ncr.cache, obj);
+}
+
+/* Each of the pool's `cap` objects is handed out once, then NULL. */
+static void expect_whole(struct lfp_pool *pool, uint32_t cap)
+{
+	void *objs[64];
+
+	ck_assert_uint_le(cap, 64);
+	for (uint32_t i = 0; i < cap; i++) {
+		ck_assert_ptr_nonnull(objs[i] = lfp_alloc(pool));
+		for (uint32_t j = 0; j < i; j++)
+			ck_assert_ptr_ne(objs[i], objs[j]);
+	}
+	ck_assert_ptr_null(lfp_alloc(pool));
+	for (uint32_t i = 0; i < cap; i++)
+		ck_assert_int_eq(lfp_free(pool, objs[i]), 0);
+}
+
+START_TEST(no_cache_racing_release_into_cache)
+{
+	time_t until = time(NULL) + 3;
+	struct test_watchdog wd;
+	cpu_set_t cpus;
+	pthread_t th;
+	int mine, r;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+	memset(&ncr, 0, sizeof(ncr));
+	ncr.mode = _i;
+	ncr.rounds = under_sanitizer() ? 20000 : 100000;
+	ncr.pool = test_pool_flags(64, 64, LFP_F_NO_CACHE);
+	ck_assert_ptr_nonnull(ncr.cache = lfp_cache_create(ncr.pool));
+	test_watchdog_start(&wd, 10, "racing releases");
+	ck_assert_int_eq(pthread_create(&th, NULL, nc_other, NULL), 0);
+	nc_pin(0);
+	for (r = 1; r <= ncr.rounds && !ncr.at && time(NULL) < until; r++) {
+		ck_assert_ptr_nonnull(ncr.obj = lfp_cache_alloc(ncr.cache));
+		ncr.h = lfp_handle_of(ncr.pool, ncr.obj);
+		nc_wait(&ncr.ready, r);
+		atomic_store_explicit(&ncr.go, r, memory_order_release);
+		if ((unsigned)r * 7 % NC_SPREAD < NC_SPREAD / 2)
+			nc_spin((unsigned)r * 7 % NC_SPREAD);
+		mine = nc_release_into_cache(ncr.obj);
+		nc_wait(&ncr.done, r);
+		if ((mine == 0) == (ncr.other == 0) && !ncr.at)
+			ncr.at = r;
+		ncr.both += mine == 0 && ncr.other == 0;
+		ncr.neither += mine != 0 && ncr.other != 0;
+	}
+	atomic_store(&ncr.stop, 1);
+	atomic_store_explicit(&ncr.go, r, memory_order_release);
+	pthread_join(th, NULL);
+	test_watchdog_stop(&wd);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	ck_assert_msg(!ncr.both && !ncr.neither,
+		      "%s and %s of one object: both succeeded in %d rounds, "
+		      "neither in %d, of %d (first at round %d)",
+		      ncr.mode == 1 ? "lfp_cache_free_bulk" : "lfp_cache_free",
+		      ncr.mode == 2 ? "lfp_free_handle" : "lfp_free", ncr.both,
+		      ncr.neither, r - 1, ncr.at);
+	lfp_cache_destroy(ncr.cache);
+	expect_whole(ncr.pool, 64);
+	lfp_destroy(ncr.pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cache");
 	TCase *tc = tcase_create("cache");
+	TCase *rc = tcase_create("regress");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, explicit_cache_batches);
@@ -1288,5 +1445,9 @@ int main(void)
 	tcase_add_test(tc, null_pool_after_destroy);
 	tcase_add_test(tc, strict_racing_double_free);
 	suite_add_tcase(s, tc);
+	/* Regressions: promises of lfpool.h an adversarial review broke. */
+	tcase_set_timeout(rc, 30);
+	tcase_add_loop_test(rc, no_cache_racing_release_into_cache, 0, 3);
+	suite_add_tcase(s, rc);
 	return test_run(s);
 }
