@@ -706,6 +706,46 @@ START_TEST(bad_cache_configs)
 }
 END_TEST
 
+/*
+ * lfp_config (lfpool.h): batch_size is "<= cache_size", and lfp_create
+ * refuses "cache_size or batch_size out of range" with -EINVAL, leaving
+ * *out alone (and lfp_memory_size gives 0 for it). With cache_size 0 a cache holds capacity / 64 slots,
+ * clamped to 2 .. 1024: 2 for a pool of 64, 64 for one of 4096. A batch
+ * above that is out of range and must be refused, not cut down to fit.
+ */
+START_TEST(batch_above_default_cache_refused)
+{
+	static const struct {
+		uint32_t capacity, cache_size, batch_size;
+		int want;
+	} cases[] = {
+		{ 64, 0, 100, -EINVAL }, { 64, 0, 3, -EINVAL },
+		{ 64, 0, 2, 0 },         { 4096, 0, 65, -EINVAL },
+		{ 4096, 0, 64, 0 },      { 64, 8, 9, -EINVAL },
+		{ 64, 8, 8, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfp_config cfg = { .obj_size = 8,
+					  .capacity = cases[i].capacity,
+					  .cache_size = cases[i].cache_size,
+					  .batch_size = cases[i].batch_size };
+		struct lfp_pool *pool = NULL;
+		int err = lfp_create(&cfg, &pool);
+
+		ck_assert_msg(err == cases[i].want,
+			      "capacity %u, cache_size %u, batch_size %u: "
+			      "lfp_create gave %d, not %d", cfg.capacity,
+			      cfg.cache_size, cfg.batch_size, err,
+			      cases[i].want);
+		ck_assert(err ? pool == NULL : pool != NULL);
+		ck_assert_msg((lfp_memory_size(&cfg) == 0) == (err != 0),
+			      "lfp_memory_size disagrees with lfp_create");
+		lfp_destroy(pool);
+	}
+}
+END_TEST
+
 START_TEST(bulk_calls)
 {
 	struct lfp_pool *pool = test_pool_flags(16, 50, test_modes[_i]);
@@ -1448,6 +1488,7 @@ int main(void)
 	/* Regressions: promises of lfpool.h an adversarial review broke. */
 	tcase_set_timeout(rc, 30);
 	tcase_add_loop_test(rc, no_cache_racing_release_into_cache, 0, 3);
+	tcase_add_test(rc, batch_above_default_cache_refused);
 	suite_add_tcase(s, rc);
 	return test_run(s);
 }
