@@ -709,9 +709,10 @@ END_TEST
 /*
  * lfp_config (lfpool.h): batch_size is "<= cache_size", and lfp_create
  * refuses "cache_size or batch_size out of range" with -EINVAL, leaving
- * *out alone (and lfp_memory_size gives 0 for it). With cache_size 0 a cache holds capacity / 64 slots,
- * clamped to 2 .. 1024: 2 for a pool of 64, 64 for one of 4096. A batch
- * above that is out of range and must be refused, not cut down to fit.
+ * *out alone (and lfp_memory_size gives 0 for it). With cache_size 0 a
+ * cache holds capacity / 64 slots, clamped to 2 .. 1024: 2 for a pool
+ * of 64, 64 for one of 4096. A batch above that is out of range and
+ * must be refused, not cut down to fit.
  */
 START_TEST(batch_above_default_cache_refused)
 {
