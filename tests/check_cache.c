@@ -291,6 +291,130 @@ START_TEST(cache_stats_frees_never_above_allocs)
 END_TEST
 
 /*
+ * lfp_stats (lfpool.h): under traffic "the event counts never read lower
+ * than in an earlier call"; lfp_cache_stats reads one cache the same
+ * way. Four workers with small caches (4 slots, magazines of 2) take
+ * bursts of 6 objects and give them back, so that their caches often
+ * run dry and refill (a miss), while this thread reads snapshots for up
+ * to 2 s: cache_hits (allocations less misses, as lfp_stats derives
+ * them) and every other event count must never go back.
+ * _i: 0 lfp_stats of the pool, 1 lfp_cache_stats of worker 0's cache.
+ */
+enum { MONO_WORKERS = 4, MONO_BURST = 6 };
+
+static struct lfp_pool *mono_pool;
+static struct lfp_cache *mono_cache[MONO_WORKERS];
+static _Atomic int mono_started, mono_stop;
+
+static void *mono_work(void *arg)
+{
+	struct lfp_cache *c = lfp_cache_create(mono_pool);
+	void *obj[MONO_BURST];
+
+	ck_assert_ptr_nonnull(c);
+	mono_cache[(intptr_t)arg] = c;
+	atomic_fetch_add(&mono_started, 1);
+	while (!atomic_load_explicit(&mono_stop, memory_order_relaxed)) {
+		for (int k = 0; k < MONO_BURST; k++)
+			ck_assert_ptr_nonnull(obj[k] = lfp_cache_alloc(c));
+		for (int k = 0; k < MONO_BURST; k++)
+			ck_assert_int_eq(lfp_cache_free(c, obj[k]), 0);
+	}
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+} mono_events[] = {
+#define MONO_EVENT(f) { #f, offsetof(struct lfp_stats, f) }
+	MONO_EVENT(cache_hits),     MONO_EVENT(allocs),
+	MONO_EVENT(frees),          MONO_EVENT(failed_allocs),
+	MONO_EVENT(rejected_frees), MONO_EVENT(cas_retries),
+	MONO_EVENT(refills),        MONO_EVENT(flushes),
+	MONO_EVENT(steals),         MONO_EVENT(grown),
+	MONO_EVENT(trimmed_bytes),  MONO_EVENT(reclaims),
+#undef MONO_EVENT
+};
+
+#define MONO_NEVENTS (sizeof(mono_events) / sizeof(mono_events[0]))
+
+static uint64_t mono_get(const struct lfp_stats *st, size_t e)
+{
+	return *(const uint64_t *)((const char *)st + mono_events[e].off);
+}
+
+/* Whether an event count of st reads lower than in last; msg says which. */
+static bool mono_went_back(const struct lfp_stats *st,
+			   const struct lfp_stats *last, long reads, char *msg,
+			   size_t len)
+{
+	for (size_t e = 0; e < MONO_NEVENTS; e++)
+		if (mono_get(st, e) < mono_get(last, e)) {
+			snprintf(msg, len, "%s read %llu after %llu (read %ld)",
+				 mono_events[e].name,
+				 (unsigned long long)mono_get(st, e),
+				 (unsigned long long)mono_get(last, e), reads);
+			return true;
+		}
+	return false;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+START_TEST(stats_events_never_go_back)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
+				  .cache_size = 4, .batch_size = 2 };
+	struct lfp_stats st, last = { 0 };
+	pthread_t th[MONO_WORKERS];
+	struct test_watchdog wd;
+	char msg[160] = "";
+	uint64_t until;
+	long reads = 0;
+	bool back;
+
+	ck_assert_int_eq(lfp_create(&cfg, &mono_pool), 0);
+	atomic_store(&mono_started, 0);
+	atomic_store(&mono_stop, 0);
+	test_watchdog_start(&wd, 10, "workers under stats readers");
+	for (intptr_t i = 0; i < MONO_WORKERS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, mono_work,
+						(void *)i), 0);
+	while (atomic_load(&mono_started) < MONO_WORKERS)
+		sched_yield();
+	until = mono_ns() + 2000000000u;
+	do {
+		if (_i)
+			lfp_cache_stats(mono_cache[0], &st);
+		else
+			lfp_stats(mono_pool, &st);
+		back = mono_went_back(&st, &last, reads++, msg, sizeof(msg));
+		last = st;
+	} while (!back && mono_ns() < until);
+	atomic_store(&mono_stop, 1);
+	for (int i = 0; i < MONO_WORKERS; i++)
+		pthread_join(th[i], NULL);
+	test_watchdog_stop(&wd);
+	ck_assert_msg(!back, "%s: %s", _i ? "lfp_cache_stats" : "lfp_stats",
+		      msg);
+	/* Quiescent: exact. */
+	lfp_stats(mono_pool, &st);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	ck_assert_uint_le(st.cache_hits, st.allocs);
+	for (int i = 0; i < MONO_WORKERS; i++)
+		lfp_cache_destroy(mono_cache[i]);
+	lfp_destroy(mono_pool);
+}
+END_TEST
+
+/*
  * lfp_stats is async-signal-safe: a handler that interrupts the owner in
  * the middle of a magazine exchange must read counts that never go back
  * past the owner's own readings before and after, with allocs >= frees.
@@ -1490,6 +1614,7 @@ int main(void)
 	tcase_set_timeout(rc, 30);
 	tcase_add_loop_test(rc, no_cache_racing_release_into_cache, 0, 3);
 	tcase_add_test(rc, batch_above_default_cache_refused);
+	tcase_add_loop_test(rc, stats_events_never_go_back, 0, 2);
 	suite_add_tcase(s, rc);
 	return test_run(s);
 }
