@@ -295,8 +295,8 @@ END_TEST
  * than in an earlier call"; lfp_cache_stats reads one cache the same
  * way. Four workers with small caches (4 slots, magazines of 2) take
  * bursts of 6 objects and give them back, so that their caches often
- * run dry and refill (a miss), while this thread reads snapshots for up
- * to 2 s: cache_hits (allocations less misses, as lfp_stats derives
+ * run dry and refill (a miss), while this thread reads snapshots for
+ * 1.5 s: cache_hits (allocations less misses, as lfp_stats derives
  * them) and every other event count must never go back.
  * _i: 0 lfp_stats of the pool, 1 lfp_cache_stats of worker 0's cache.
  */
@@ -360,14 +360,6 @@ static bool mono_went_back(const struct lfp_stats *st,
 	return false;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 START_TEST(stats_events_never_go_back)
 {
 	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
@@ -389,7 +381,7 @@ START_TEST(stats_events_never_go_back)
 						(void *)i), 0);
 	while (atomic_load(&mono_started) < MONO_WORKERS)
 		sched_yield();
-	until = mono_ns() + 2000000000u;
+	until = test_now_ns() + 1500000000u;
 	do {
 		if (_i)
 			lfp_cache_stats(mono_cache[0], &st);
@@ -397,7 +389,7 @@ START_TEST(stats_events_never_go_back)
 			lfp_stats(mono_pool, &st);
 		back = mono_went_back(&st, &last, reads++, msg, sizeof(msg));
 		last = st;
-	} while (!back && mono_ns() < until);
+	} while (!back && test_now_ns() < until);
 	atomic_store(&mono_stop, 1);
 	for (int i = 0; i < MONO_WORKERS; i++)
 		pthread_join(th[i], NULL);
@@ -1432,7 +1424,7 @@ END_TEST
  * to the pool. One of them waits a few hundred loop turns first, a
  * different number each round, so that the two releases meet at every
  * offset. Both returning 0 puts the slot in the cache and on the free
- * list at once, to be handed out twice. 100,000 rounds or 3 s.
+ * list at once, to be handed out twice. 100,000 rounds or 2 s.
  * _i: 0 lfp_cache_free against lfp_free, 1 lfp_cache_free_bulk against
  * lfp_free, 2 lfp_cache_free against lfp_free_handle.
  */
@@ -1530,7 +1522,7 @@ static void expect_whole(struct lfp_pool *pool, uint32_t cap)
 
 START_TEST(no_cache_racing_release_into_cache)
 {
-	time_t until = time(NULL) + 3;
+	uint64_t until = test_now_ns() + 2000000000u;
 	struct test_watchdog wd;
 	cpu_set_t cpus;
 	pthread_t th;
@@ -1545,7 +1537,7 @@ START_TEST(no_cache_racing_release_into_cache)
 	test_watchdog_start(&wd, 10, "racing releases");
 	ck_assert_int_eq(pthread_create(&th, NULL, nc_other, NULL), 0);
 	nc_pin(0);
-	for (r = 1; r <= ncr.rounds && !ncr.at && time(NULL) < until; r++) {
+	for (r = 1; r <= ncr.rounds && !ncr.at && test_now_ns() < until; r++) {
 		ck_assert_ptr_nonnull(ncr.obj = lfp_cache_alloc(ncr.cache));
 		ncr.h = lfp_handle_of(ncr.pool, ncr.obj);
 		nc_wait(&ncr.ready, r);

@@ -85,6 +85,15 @@ static inline size_t rss_bytes(void)
 	return resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* CLOCK_MONOTONIC in nanoseconds, for tests that run for a set time. */
+static inline uint64_t test_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /*
  * A deadline for a test that may hang (a deadlock, a spin that never
  * ends): unless test_watchdog_stop comes first, a thread of its own
