@@ -698,6 +698,136 @@ START_TEST(fork_in_handler_during_steal)
 }
 END_TEST
 
+/*
+ * An atfork handler registered before lfpool's that takes a lock of the
+ * program's and calls nothing of lfpool's: lfpool.h forbids such
+ * handlers only to call lfpool. Its prepare runs after lfpool's, so
+ * while it waits for the lock every cache is held by the fork. The
+ * thread that holds the lock meanwhile calls lfp_cache_flush (or
+ * lfp_cache_destroy, or exits with an implicit cache), which "blocks
+ * ... while fork is being prepared": the fork must not wait for it in
+ * turn, or neither ends. This is a worker that flushes its cache before
+ * it lets its queue's lock go, while another thread forks.
+ * _i: 0 lfp_cache_flush, 1 lfp_cache_destroy, 2 the exit of a thread
+ * with an implicit cache, which the lock's holder joins.
+ */
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int early_armed;
+static _Thread_local bool early_held; /* the forking thread took it */
+
+static void early_prepare(void)
+{
+	if ((early_held = atomic_load(&early_armed)))
+		pthread_mutex_lock(&early_lock);
+}
+
+static void early_after(void)
+{
+	if (early_held)
+		pthread_mutex_unlock(&early_lock);
+	early_held = false;
+}
+
+/*
+ * Prepare handlers run in the reverse order of registration; lfpool
+ * registers its own in a constructor of default priority. This one runs
+ * before it (priorities run in increasing order, the default last), so
+ * early_prepare runs after lfpool's prepare.
+ */
+__attribute__((constructor(101))) static void early_register(void)
+{
+	if (pthread_atfork(early_prepare, early_after, early_after))
+		abort();
+}
+
+static struct lfp_pool *early_pool;
+static _Atomic uint64_t early_rounds;
+
+/* Work for 20 us under the lock, so that forks often find it held. */
+static void early_work(void)
+{
+	uint64_t until = test_now_ns() + 20000;
+
+	while (test_now_ns() < until)
+		;
+}
+
+static void *early_exiting(void *arg)
+{
+	(void)arg;
+	lfp_free(early_pool, lfp_alloc(early_pool));
+	early_work();
+	return NULL; /* the key's destructor gives the cache back */
+}
+
+static void *early_holder(void *arg)
+{
+	struct lfp_cache *c = NULL;
+	int mode = (int)(intptr_t)arg;
+	pthread_t t;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		pthread_mutex_lock(&early_lock);
+		if (mode == 2) {
+			ck_assert_int_eq(pthread_create(&t, NULL, early_exiting,
+							NULL), 0);
+			pthread_join(t, NULL);
+		} else {
+			if (!c)
+				ck_assert_ptr_nonnull(
+					c = lfp_cache_create(early_pool));
+			lfp_cache_free(c, lfp_cache_alloc(c));
+			early_work();
+			if (mode == 1) {
+				lfp_cache_destroy(c);
+				c = NULL;
+			} else {
+				lfp_cache_flush(c);
+			}
+		}
+		pthread_mutex_unlock(&early_lock);
+		atomic_fetch_add(&early_rounds, 1);
+		usleep(50); /* let the forking thread take the lock */
+	}
+	lfp_cache_destroy(c);
+	return NULL;
+}
+
+START_TEST(fork_against_flush_under_app_lock)
+{
+	struct lfp_config c = { .obj_size = 64, .capacity = 256 };
+	int forks = under_sanitizer() ? 50 : 200, status, i;
+	struct test_watchdog wd;
+	uint64_t until;
+	pthread_t th;
+	pid_t pid;
+
+	ck_assert_int_eq(lfp_create(&c, &early_pool), 0);
+	atomic_store(&stop, 0);
+	atomic_store(&early_rounds, 0);
+	atomic_store(&early_armed, 1);
+	test_watchdog_start(&wd, 5, "fork against a flush under the "
+				    "application's lock");
+	ck_assert_int_eq(pthread_create(&th, NULL, early_holder,
+					(void *)(intptr_t)_i), 0);
+	while (atomic_load(&early_rounds) == 0)
+		sched_yield();
+	until = test_now_ns() + 1500000000u;
+	for (i = 0; i < forks && test_now_ns() < until; i++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	test_watchdog_stop(&wd);
+	atomic_store(&early_armed, 0);
+	lfp_destroy(early_pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
@@ -714,6 +844,7 @@ int main(void)
 	/* Regressions: promises of lfpool.h an adversarial review broke. */
 	tcase_set_timeout(rc, 30);
 	tcase_add_loop_test(rc, fork_in_handler_during_steal, 0, 2);
+	tcase_add_loop_test(rc, fork_against_flush_under_app_lock, 0, 3);
 	suite_add_tcase(s, rc);
 	return test_run(s);
 }
