@@ -33,16 +33,7 @@
 #error "lfpool.hpp needs C++17 or later (-std=c++17)"
 #endif
 
-/* lfpool.h names both a struct and a function lfp_stats, as C allows;
- * g++ -Wshadow says the function hides the struct's constructor. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#endif
 #include <lfpool.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <cerrno>
 #include <cstddef>
