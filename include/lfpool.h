@@ -73,7 +73,8 @@ extern "C" {
 #if defined(__GNUC__) && !defined(__clang__)
 /* C allows a struct and a function of one name (lfp_stats,
  * lfp_family_stats); g++ -Wshadow says the function hides the struct's
- * constructor. */
+ * constructor. lfpool.hpp names the structs lfp::stats and
+ * lfp::family_stats. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #endif

@@ -28,16 +28,24 @@ template <class T> std::uint64_t use_pool(int v)
 	T *a = pool.make(v), *b = cache.make(v);
 	lfp::handle<T> h = pool.handle_of(a);
 	lfp::unique_ptr<T> u = pool.make_unique(v);
-	struct lfp_stats st = pool.stats();
+	lfp::cache_unique_ptr<T> cu = cache.make_unique(v);
+	lfp::stats st = pool.stats();
+	lfp::family_stats fs{};
+	int n = pool.for_each([](T &) {}) +
+		pool.for_each([](T &, lfp::handle<T>) { return false; }) +
+		pool.for_each_range(0, pool.extent(), [](T &) { return 0; });
 
-	if (pool.resolve(h) == a)
+	if (pool.resolve(h) == a && cache.resolve(h) == a)
 		st.live++;
+	st.live += cache.stats().allocs + fs.spilled;
 	pool.destroy(a);
 	cache.destroy(b);
+	pool.destroy(h);
+	cache.destroy(h);
 	cache.flush();
 	return st.live + std::hash<lfp::handle<T>>{}(h) + h.index() +
 	       h.generation() + (pool.native() != nullptr) +
-	       (cache.native() != nullptr);
+	       (cache.native() != nullptr) + static_cast<std::uint64_t>(n);
 }
 } // namespace
 
