@@ -303,10 +303,12 @@ public:
 	{
 		return h_.bits;
 	}
+	/* The slot index, whether or not the handle is current. */
 	constexpr std::uint32_t index() const noexcept
 	{
 		return static_cast<std::uint32_t>(h_.bits);
 	}
+	/* The slot's generation: odd for a live object's, 0 if null. */
 	constexpr std::uint32_t generation() const noexcept
 	{
 		return static_cast<std::uint32_t>(h_.bits >> 32);
@@ -317,6 +319,7 @@ public:
 		return h_.bits != 0;
 	}
 
+	/* The same slot and generation: the same object, or both null. */
 	friend constexpr bool operator==(const handle &a,
 					 const handle &b) noexcept
 	{
@@ -976,6 +979,7 @@ public:
 		return st;
 	}
 
+	/* The C pool, for the lfp_ calls this class does not wrap. */
 	lfp_pool *native() const noexcept
 	{
 		return pool_;
