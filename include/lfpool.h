@@ -73,8 +73,7 @@ extern "C" {
 #if defined(__GNUC__) && !defined(__clang__)
 /* C allows a struct and a function of one name (lfp_stats,
  * lfp_family_stats); g++ -Wshadow says the function hides the struct's
- * constructor. lfpool.hpp names the structs lfp::stats and
- * lfp::family_stats. */
+ * constructor. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #endif
