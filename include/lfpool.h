@@ -101,6 +101,13 @@
 
 #ifdef __cplusplus
 extern "C" {
+#if defined(__GNUC__) && !defined(__clang__)
+/* C allows a struct and a function of one name (lfp_stats,
+ * lfp_family_stats); g++ -Wshadow says the function hides the struct's
+ * constructor. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 #endif
 
 #if defined(__GNUC__) && !defined(LFP_STATIC_BUILD)
@@ -814,6 +821,14 @@ typedef struct {
 #define LFP_NULL_HANDLE ((lfp_handle){ 0 })
 #endif
 
+#ifdef __cplusplus
+/* The helpers below are C++ too, where -Wold-style-cast rejects C's casts
+ * (not API). */
+#define LFPI_H_CAST(type, x) static_cast<type>(x)
+#else
+#define LFPI_H_CAST(type, x) ((type)(x))
+#endif
+
 /*
  * The slot index a handle names, whether or not the handle is current
  * (lfp_resolve tells that).
@@ -821,7 +836,7 @@ typedef struct {
  */
 static inline uint32_t lfp_handle_index(lfp_handle h)
 {
-	return (uint32_t)h.bits;
+	return LFPI_H_CAST(uint32_t, h.bits);
 }
 
 /*
@@ -831,7 +846,7 @@ static inline uint32_t lfp_handle_index(lfp_handle h)
  */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
 {
-	return (uint32_t)(h.bits >> 32);
+	return LFPI_H_CAST(uint32_t, h.bits >> 32);
 }
 
 /*
@@ -1509,6 +1524,9 @@ LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 #endif /* the inline fast paths */
 
 #ifdef __cplusplus
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 }
 #endif
 
