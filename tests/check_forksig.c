@@ -30,6 +30,18 @@ static bool fs_signals_deferred(void)
 	return s && strcmp(s, "thread") == 0;
 }
 
+/*
+ * A child forked from a handler ends with the exit_group system call,
+ * not _exit: AddressSanitizer's code before a call that never returns
+ * allocates, and the handler may have interrupted the ASan runtime's own
+ * allocator with its lock held (a thread's teardown, after lfpool's part
+ * of it), which the child would then wait for forever.
+ */
+static void fs_exit(int status)
+{
+	syscall(SYS_exit_group, status);
+}
+
 static struct lfp_pool *fs_pool;
 static struct lfp_cache *fs_hcache; /* only the handlers use it */
 static unsigned char fs_seen[FS_CAP];
@@ -168,7 +180,7 @@ static void fs_fork_take(int sig)
 	(void)sig;
 	if (fork() != 0)
 		return;
-	_exit(fs_take_all());
+	fs_exit(fs_take_all());
 }
 
 static void *fs_exiting_worker(void *arg)
@@ -236,7 +248,7 @@ static void fs_fork_exit(int sig)
 
 	(void)sig;
 	if ((pid = fork()) == 0)
-		_exit(0);
+		fs_exit(0);
 	if (pid > 0)
 		fs_forks++;
 }
