@@ -77,9 +77,19 @@
  * stealing); and a thread in the middle of an lfp call at the fork loses
  * its cached slots to the child (never to the parent). fork may be
  * called from a signal handler (POSIX lists it as async-signal-safe),
- * even one that interrupted an lfp call: prepare waits 20 ms at most for
- * a cache another thread is emptying (its slots are then lost to the
- * child), and not at all for one the interrupted call holds.
+ * even one that interrupted an lfp call (a growth, lfp_trim, lfp_reserve,
+ * lfp_create, lfp_destroy or a pool's first lfp_free_deferred included:
+ * the interrupted call finishes in the parent and in the child once the
+ * handler returns), unless another thread forks at the same moment while
+ * the interrupted call is one of those six, which hold a lock: the two
+ * forks then wait for each other for good.
+ * Then prepare waits 20 ms
+ * at most, for the whole fork, for caches other threads are emptying
+ * (their slots are then lost to the child), and not at all for one the
+ * interrupted call is emptying, except in the few instructions between
+ * its taking the cache and noting it (and between forgetting it and
+ * letting go), where it waits the 20 ms too and that cache's slots are
+ * lost to the child.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -91,6 +101,13 @@
 
 #ifdef __cplusplus
 extern "C" {
+#if defined(__GNUC__) && !defined(__clang__)
+/* C allows a struct and a function of one name (lfp_stats,
+ * lfp_family_stats); g++ -Wshadow says the function hides the struct's
+ * constructor. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 #endif
 
 #if defined(__GNUC__) && !defined(LFP_STATIC_BUILD)
@@ -574,7 +591,10 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * between two of its magazine exchanges (78 days of a thread doing
  * nothing but allocate and release at 3 ns a pair without its cache ever
  * running empty or full), and once in 2^50 allocations, while a cache
- * folds that count into a wider one, a read that meets the fold retries.
+ * folds that count into a wider one, a read that meets the fold retries
+ * (a read from a signal handler that interrupted its own thread's fold
+ * gives up after 1024 tries, and may read that cache's allocations 2^50
+ * too many, once).
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
@@ -801,6 +821,14 @@ typedef struct {
 #define LFP_NULL_HANDLE ((lfp_handle){ 0 })
 #endif
 
+#ifdef __cplusplus
+/* The helpers below are C++ too, where -Wold-style-cast rejects C's casts
+ * (not API). */
+#define LFPI_H_CAST(type, x) static_cast<type>(x)
+#else
+#define LFPI_H_CAST(type, x) ((type)(x))
+#endif
+
 /*
  * The slot index a handle names, whether or not the handle is current
  * (lfp_resolve tells that).
@@ -808,7 +836,7 @@ typedef struct {
  */
 static inline uint32_t lfp_handle_index(lfp_handle h)
 {
-	return (uint32_t)h.bits;
+	return LFPI_H_CAST(uint32_t, h.bits);
 }
 
 /*
@@ -818,7 +846,7 @@ static inline uint32_t lfp_handle_index(lfp_handle h)
  */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
 {
-	return (uint32_t)(h.bits >> 32);
+	return LFPI_H_CAST(uint32_t, h.bits >> 32);
 }
 
 /*
@@ -1497,6 +1525,9 @@ LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 #endif /* the inline fast paths */
 
 #ifdef __cplusplus
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 }
 #endif
 

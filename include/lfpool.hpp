@@ -7,11 +7,15 @@
  * Link as a C program does: c++ -std=c++17 app.cc $(pkg-config --cflags
  * --libs lfpool).
  *
- *   lfp::pool<T>         owns a pool of T: make/destroy, make_unique
+ *   lfp::pool<T>         owns a pool of T: make/destroy (by pointer or
+ *                        handle), make_unique, for_each over live objects
  *   lfp::cache<T>        one worker's explicit cache of a pool<T>
  *   lfp::handle<T>       a typed generational handle, hashable
  *   lfp::unique_ptr<T>   a std::unique_ptr that destroys into its pool
+ *   lfp::cache_unique_ptr<T>  one that destroys into a cache
  *   lfp::pool_resource   a std::pmr::memory_resource of fixed-size blocks
+ *   lfp::stats, lfp::family_stats  struct lfp_stats and struct
+ *                        lfp_family_stats, under names C++ can use
  *
  * Conventions used below:
  * - Making a pool, a cache or a resource that fails throws
@@ -33,19 +37,11 @@
 #error "lfpool.hpp needs C++17 or later (-std=c++17)"
 #endif
 
-/* lfpool.h names both a struct and a function lfp_stats, as C allows;
- * g++ -Wshadow says the function hides the struct's constructor. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#endif
 #include <lfpool.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <cerrno>
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +51,7 @@
 #include <utility>
 
 #ifdef __cpp_exceptions
+#include <exception>
 #include <system_error>
 #else
 #include <cstdio>
@@ -67,6 +64,17 @@ namespace lfp
 
 template <class T> class pool;
 template <class T> class cache;
+template <class T> class handle;
+
+/*
+ * The C API's snapshots under names that C++ can use. lfpool.h names a
+ * struct and a function lfp_stats (and lfp_family_stats), as C allows;
+ * in C++ the function hides the struct, whose name then needs its struct
+ * tag. These aliases need none: lfp::stats st = pool.stats(), or
+ * std::vector<lfp::stats>.
+ */
+using stats = struct ::lfp_stats;
+using family_stats = struct ::lfp_family_stats;
 
 namespace detail
 {
@@ -144,6 +152,129 @@ template <class T> T *object(void *slot) noexcept
 	return slot ? std::launder(static_cast<T *>(slot)) : nullptr;
 }
 
+/*
+ * Destroy the object handle h names and release its slot through
+ * release (lfp_free_handle or lfp_cache_free_handle), if h is current.
+ * ~T must run before the release, never after it: once released, the
+ * slot may hold another thread's new object. So for a T with a
+ * destructor the handle is checked (lfp_resolve), the destructor run and
+ * the slot released in three steps, and only the last is atomic; for a
+ * trivially destructible T the release is the whole of it.
+ * Returns whether the slot was released.
+ */
+template <class T, class Release>
+bool destroy_handle(const lfp_pool *pool, lfp_handle h,
+		    Release release) noexcept
+{
+	if constexpr (!std::is_trivially_destructible_v<T>) {
+		T *obj = object<T>(lfp_resolve(pool, h));
+
+		/* A stale handle goes to the release all the same, to be
+		 * refused and counted there. */
+		if (obj)
+			obj->~T();
+	}
+	return release(h) == 0;
+}
+
+/*
+ * What a pool<T> shares with its caches: whether its C pool is still
+ * there. lfp_destroy takes the caches not yet destroyed with it, so a
+ * cache<T> that outlives its pool<T> must not call lfp_cache_destroy;
+ * this tells it. The pool and each of its caches hold a reference, and
+ * the last to let go frees it. Made once per pool; never read on the
+ * allocation or release path.
+ */
+struct pool_state {
+	std::atomic<unsigned long> refs{ 1 };
+	lfp_pool *pool; /* nullptr once the pool is destroyed */
+
+	explicit pool_state(lfp_pool *p) noexcept : pool(p)
+	{
+	}
+
+	void hold() noexcept
+	{
+		/* Relaxed: the caller holds a reference already, so this
+		 * one cannot be the last. */
+		refs.fetch_add(1, std::memory_order_relaxed);
+	}
+
+	void let_go() noexcept
+	{
+		/* Acquire and release: pairs with the let_go of every other
+		 * holder, so that the last one, which frees the state, comes
+		 * after their reads and writes of pool. */
+		if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+			delete this;
+	}
+};
+
+/* fn(args...) as a walk's callback: 0 to go on, non-zero to stop. */
+template <class F, class... Args> int visit_result(F &fn, Args &&...args)
+{
+	if constexpr (std::is_void_v<std::invoke_result_t<F &, Args...>>) {
+		std::invoke(fn, std::forward<Args>(args)...);
+		return 0;
+	} else {
+		return static_cast<int>(
+			std::invoke(fn, std::forward<Args>(args)...));
+	}
+}
+
+/*
+ * A C++ callable as an lfp_visit_fn, arg pointing at the walk. An
+ * exception the callable throws is caught here, before it can reach the
+ * library's C frames; it stops the walk, and finish throws it again once
+ * lfp_foreach has returned.
+ */
+template <class T, class F> struct walk {
+	static_assert(std::is_invocable_v<F &, T &, handle<T>> ||
+			      std::is_invocable_v<F &, T &>,
+		      "lfp::pool<T>::for_each calls fn(T &, lfp::handle<T>) "
+		      "or fn(T &)");
+
+	F &fn;
+#ifdef __cpp_exceptions
+	std::exception_ptr error{};
+#endif
+
+	int call(void *obj, lfp_handle h)
+	{
+		T &o = *object<T>(obj);
+
+		if constexpr (std::is_invocable_v<F &, T &, handle<T>>)
+			return visit_result(fn, o, handle<T>(h));
+		else
+			return visit_result(fn, o);
+	}
+
+	static int visit(void *obj, lfp_handle h, void *arg) noexcept
+	{
+		walk *w = static_cast<walk *>(arg);
+
+#ifdef __cpp_exceptions
+		try {
+			return w->call(obj, h);
+		} catch (...) {
+			w->error = std::current_exception();
+			return 1;
+		}
+#else
+		return w->call(obj, h);
+#endif
+	}
+
+	int finish(int result)
+	{
+#ifdef __cpp_exceptions
+		if (error)
+			std::rethrow_exception(error);
+#endif
+		return result;
+	}
+};
+
 } // namespace detail
 
 /*
@@ -172,10 +303,12 @@ public:
 	{
 		return h_.bits;
 	}
+	/* The slot index, whether or not the handle is current. */
 	constexpr std::uint32_t index() const noexcept
 	{
 		return static_cast<std::uint32_t>(h_.bits);
 	}
+	/* The slot's generation: odd for a live object's, 0 if null. */
 	constexpr std::uint32_t generation() const noexcept
 	{
 		return static_cast<std::uint32_t>(h_.bits >> 32);
@@ -186,6 +319,7 @@ public:
 		return h_.bits != 0;
 	}
 
+	/* The same slot and generation: the same object, or both null. */
 	friend constexpr bool operator==(const handle &a,
 					 const handle &b) noexcept
 	{
@@ -223,15 +357,44 @@ template <class T> struct deleter {
 template <class T> using unique_ptr = std::unique_ptr<T, deleter<T>>;
 
 /*
+ * The deleter of lfp::cache_unique_ptr: destroys the object and releases
+ * its slot into the cache it names (lfp_cache_free), so it runs on the
+ * cache's thread, and before the cache goes. A default-constructed
+ * deleter names no cache: it refuses every object and runs no
+ * destructor.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_free, plus
+ * ~T.
+ */
+template <class T> struct cache_deleter {
+	lfp_cache *owner = nullptr;
+	lfp_pool *pool = nullptr; /* the cache's */
+
+	void operator()(T *obj) const noexcept
+	{
+		lfp_cache *c = owner;
+
+		detail::destroy(pool, obj,
+				[c](void *slot) { lfp_cache_free(c, slot); });
+	}
+};
+
+/* A T made by cache<T>::make_unique, destroyed into that cache. */
+template <class T>
+using cache_unique_ptr = std::unique_ptr<T, cache_deleter<T>>;
+
+/*
  * A pool of T: owns an lfp_pool whose objects are T, sized and aligned
  * for T. Move-only; a moved-from pool owns nothing, makes nothing
  * (nullptr) and refuses every object.
  *
  * When the pool goes, the objects still live are destroyed (their
- * destructors run, in slot order) and its memory is returned; explicit
- * caches and lfp::unique_ptr of it must be gone first. Every live slot is
- * taken for a T then: a slot allocated through native() with lfp_alloc
- * must hold a T by that time (or T be trivially destructible).
+ * destructors run, in slot order) and its memory is returned, with its
+ * explicit caches: a cache<T> that outlives its pool may only be
+ * destroyed (which then does nothing), moved or assigned to.
+ * lfp::unique_ptr and lfp::cache_unique_ptr of it must be gone first.
+ * Every live slot is taken for a T then: a slot allocated through
+ * native() with lfp_alloc must hold a T by that time (or T be trivially
+ * destructible).
  */
 template <class T> class pool
 {
@@ -278,9 +441,16 @@ public:
 		err = lfp_create(&c, &pool_);
 		if (err)
 			detail::fail(-err, "lfp::pool: lfp_create");
+		state_ = new (std::nothrow) detail::pool_state(pool_);
+		if (!state_) {
+			lfp_destroy(pool_);
+			detail::fail(ENOMEM, "lfp::pool: its state");
+		}
 	}
 
-	pool(pool &&other) noexcept : pool_(std::exchange(other.pool_, nullptr))
+	pool(pool &&other) noexcept
+		: pool_(std::exchange(other.pool_, nullptr)),
+		  state_(std::exchange(other.state_, nullptr))
 	{
 	}
 
@@ -289,6 +459,7 @@ public:
 		if (this != &other) {
 			close();
 			pool_ = std::exchange(other.pool_, nullptr);
+			state_ = std::exchange(other.state_, nullptr);
 		}
 		return *this;
 	}
@@ -297,9 +468,13 @@ public:
 	pool &operator=(const pool &) = delete;
 
 	/*
-	 * Destroy the live objects and the pool (lfp_destroy).
-	 * Thread safety: no other thread may use the pool during or after
-	 * it. Progress: blocking.
+	 * Destroy the live objects and the pool (lfp_destroy), and with it
+	 * the caches still made of it, whose own destructors then do
+	 * nothing.
+	 * Thread safety: no other thread may use the pool or its caches
+	 * during or after it; a cache destroyed later must be destroyed
+	 * after it, not concurrently (say, on a thread joined since).
+	 * Progress: blocking.
 	 */
 	~pool()
 	{
@@ -340,6 +515,40 @@ public:
 		lfp_pool *p = pool_;
 
 		detail::destroy(p, obj, [p](void *slot) { lfp_free(p, slot); });
+	}
+
+	/*
+	 * Destroy the object h names and release its slot
+	 * (lfp_free_handle), if h is still current: the object was not
+	 * destroyed before the call. A stale handle is refused even once
+	 * the slot holds a new object, which is left alone.
+	 * Returns true if the object was destroyed; false, leaving every
+	 * object as it was, if h is null, stale, of another pool (counted
+	 * in rejected_frees, as lfp_free_handle counts it), or the pool was
+	 * moved from.
+	 * What the check covers: stale handles, not concurrent destroyers.
+	 * ~T must run before the slot is released, never after (the slot
+	 * may then hold another thread's new object), so for a T with a
+	 * destructor the handle is checked, ~T run and the slot released in
+	 * three steps. The caller must therefore own the object: no other
+	 * thread may destroy it (by pointer or handle) at the same time.
+	 * If two do, both may run ~T, though the slot is released once and
+	 * one call returns true (lfp_free_handle's atomic check). For a
+	 * trivially destructible T the release is the whole call and is
+	 * atomic: any number of threads may destroy by one handle at once,
+	 * and exactly one succeeds.
+	 * Thread safety: any thread, owning the object (see above).
+	 * Progress: lock-free, plus ~T.
+	 */
+	bool destroy(handle<T> h) noexcept
+	{
+		lfp_pool *p = pool_;
+
+		return detail::destroy_handle<T>(p, h.native(),
+						 [p](lfp_handle slot) {
+							 return lfp_free_handle(
+								 p, slot);
+						 });
 	}
 
 	/*
@@ -384,12 +593,65 @@ public:
 	 * moved-from pool.
 	 * Thread safety: any thread. Progress: wait-free, O(caches).
 	 */
-	struct lfp_stats stats() const noexcept
+	lfp::stats stats() const noexcept
 	{
-		struct lfp_stats st {};
+		lfp::stats st{};
 
 		lfp_stats(pool_, &st);
 		return st;
+	}
+
+	/*
+	 * Call fn on every live object, in slot order (lfp_foreach, with its
+	 * guarantees under concurrent use: see "Live-object iteration" in
+	 * lfpool.h). fn is called as fn(T &obj, lfp::handle<T> h) if it
+	 * takes a handle, else as fn(T &obj). It returns nothing, to visit
+	 * every object, or a value that converts to int: 0 goes on, any
+	 * other value stops the walk (true stops it too). fn may destroy the
+	 * object it is given, and make or destroy others.
+	 * An exception fn throws stops the walk and leaves for_each once
+	 * lfp_foreach has returned: it never unwinds through the library.
+	 * Built with -fno-exceptions, fn must not throw (it would end the
+	 * program).
+	 * Returns 0 when every live object was visited, the value that
+	 * stopped the walk, or -EINVAL if the pool was moved from.
+	 * Thread safety: any thread, concurrently with any call but the
+	 * pool's destruction; several walks may run at once.
+	 * Progress: wait-free for the walk (O(extent())), plus fn.
+	 */
+	template <class F> int for_each(F &&fn) const
+	{
+		detail::walk<T, std::remove_reference_t<F>> w{ fn };
+
+		return w.finish(lfp_foreach(pool_, w.visit, &w));
+	}
+
+	/*
+	 * As for_each, over the slot indices [begin, end) only
+	 * (lfp_foreach_range): end is clamped to extent(), and N workers
+	 * that take the shares lfp_range computes from one extent() visit
+	 * every live object once between them.
+	 * Returns as for_each.
+	 * Thread safety and progress: as for_each (O(end - begin)).
+	 */
+	template <class F>
+	int for_each_range(std::uint32_t begin, std::uint32_t end,
+			   F &&fn) const
+	{
+		detail::walk<T, std::remove_reference_t<F>> w{ fn };
+
+		return w.finish(
+			lfp_foreach_range(pool_, begin, end, w.visit, &w));
+	}
+
+	/*
+	 * How far into the pool slots have been used (lfp_extent): every
+	 * live object's index is below it. 0 for a moved-from pool.
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	std::uint32_t extent() const noexcept
+	{
+		return lfp_extent(pool_);
 	}
 
 	/*
@@ -426,9 +688,16 @@ private:
 			lfp_foreach(pool_, destroy_visit, nullptr);
 		lfp_destroy(pool_);
 		pool_ = nullptr;
+		/* lfp_destroy took the caches: theirs must not. */
+		state_->pool = nullptr;
+		state_->let_go();
+		state_ = nullptr;
 	}
 
+	friend class cache<T>;
+
 	lfp_pool *pool_ = nullptr;
+	detail::pool_state *state_ = nullptr; /* with pool_, or both null */
 };
 
 /*
@@ -436,8 +705,11 @@ private:
  * fixed identity: it allocates through its own slots with no lookup. One
  * thread uses it at a time; it may move to another thread if the hand-over
  * synchronises. Objects it makes may be destroyed anywhere (by the pool or
- * another cache), and it may destroy any object of the pool. Move-only;
- * destroy it before its pool.
+ * another cache), and it may destroy any object of the pool. Move-only.
+ * It may outlive its pool<T>, whose destruction takes the C cache with
+ * it (lfp_destroy): after that the cache may only be destroyed (which
+ * does nothing more), moved or assigned to. A moved-from cache makes
+ * nothing (nullptr) and may be destroyed or assigned to.
  */
 template <class T> class cache
 {
@@ -453,20 +725,24 @@ public:
 		if (!cache_)
 			detail::fail(pool_ ? ENOMEM : EINVAL,
 				     "lfp::cache: lfp_cache_create");
+		state_ = p.state_;
+		state_->hold();
 	}
 
 	cache(cache &&other) noexcept
 		: cache_(std::exchange(other.cache_, nullptr)),
-		  pool_(std::exchange(other.pool_, nullptr))
+		  pool_(std::exchange(other.pool_, nullptr)),
+		  state_(std::exchange(other.state_, nullptr))
 	{
 	}
 
 	cache &operator=(cache &&other) noexcept
 	{
 		if (this != &other) {
-			lfp_cache_destroy(cache_);
+			close();
 			cache_ = std::exchange(other.cache_, nullptr);
 			pool_ = std::exchange(other.pool_, nullptr);
+			state_ = std::exchange(other.state_, nullptr);
 		}
 		return *this;
 	}
@@ -476,12 +752,14 @@ public:
 
 	/*
 	 * Give the cached slots back and give the cache up
-	 * (lfp_cache_destroy).
-	 * Thread safety: the cache's thread. Progress: as lfp_cache_destroy.
+	 * (lfp_cache_destroy), unless the pool<T> is gone already and took
+	 * the cache with it: then nothing.
+	 * Thread safety: the cache's thread; after the pool's destruction
+	 * or before it, not during it. Progress: as lfp_cache_destroy.
 	 */
 	~cache()
 	{
-		lfp_cache_destroy(cache_);
+		close();
 	}
 
 	/*
@@ -517,6 +795,70 @@ public:
 	}
 
 	/*
+	 * As make, owned by an lfp::cache_unique_ptr whose deleter destroys
+	 * the object into this cache (lfp_cache_free): the pointer must be
+	 * reset or dropped on the cache's thread, before the cache goes.
+	 * For a pointer any thread may drop, take pool<T>::make_unique.
+	 * Returns the pointer, empty if the pool is exhausted.
+	 * Thread safety and progress: as make.
+	 */
+	template <class... Args>
+	lfp::cache_unique_ptr<T> make_unique(Args &&...args) noexcept(
+		std::is_nothrow_constructible_v<T, Args...>)
+	{
+		T *obj = make(std::forward<Args>(args)...);
+
+		return lfp::cache_unique_ptr<T>(obj,
+						cache_deleter<T>{ cache_, pool_ });
+	}
+
+	/*
+	 * As pool<T>::destroy(handle<T>), releasing the slot into the cache
+	 * (lfp_cache_free_handle), with the same promise: a stale handle is
+	 * refused, but the caller must own the object unless T is trivially
+	 * destructible.
+	 * Returns true if the object was destroyed, false if h is null,
+	 * stale or of another pool, or the cache was moved from.
+	 * Thread safety: the cache's thread, owning the object.
+	 * Progress: lock-free, plus ~T.
+	 */
+	bool destroy(handle<T> h) noexcept
+	{
+		lfp_cache *c = cache_;
+
+		return detail::destroy_handle<T>(
+			pool_, h.native(), [c](lfp_handle slot) {
+				return lfp_cache_free_handle(c, slot);
+			});
+	}
+
+	/*
+	 * As pool<T>::resolve: the object h names if it is still live, or
+	 * nullptr.
+	 * Thread safety: any thread, while the cache's pool lives.
+	 * Progress: wait-free.
+	 */
+	T *resolve(handle<T> h) const noexcept
+	{
+		return detail::object<T>(lfp_resolve(pool_, h.native()));
+	}
+
+	/*
+	 * This worker's share of the pool's counters (lfp_cache_stats):
+	 * what went through this cache since it was made, and the pool-wide
+	 * gauges. Zeroes for a moved-from cache.
+	 * Thread safety: any thread, while the cache and its pool live.
+	 * Progress: wait-free, O(caches of the pool).
+	 */
+	lfp::stats stats() const noexcept
+	{
+		lfp::stats st{};
+
+		lfp_cache_stats(cache_, &st);
+		return st;
+	}
+
+	/*
 	 * Give every cached slot back to the shared free list
 	 * (lfp_cache_flush), before the worker goes idle, say.
 	 * Thread safety: the cache's thread. Progress: as lfp_cache_flush.
@@ -536,8 +878,21 @@ public:
 	}
 
 private:
+	void close() noexcept
+	{
+		if (!state_)
+			return;
+		if (state_->pool)
+			lfp_cache_destroy(cache_);
+		state_->let_go();
+		state_ = nullptr;
+		cache_ = nullptr;
+		pool_ = nullptr;
+	}
+
 	lfp_cache *cache_ = nullptr;
 	lfp_pool *pool_ = nullptr;
+	detail::pool_state *state_ = nullptr; /* shared with the pool<T> */
 };
 
 /*
@@ -616,14 +971,15 @@ public:
 	}
 
 	/* Upstream's blocks are not in the counts. */
-	struct lfp_stats stats() const noexcept
+	lfp::stats stats() const noexcept
 	{
-		struct lfp_stats st {};
+		lfp::stats st{};
 
 		lfp_stats(pool_, &st);
 		return st;
 	}
 
+	/* The C pool, for the lfp_ calls this class does not wrap. */
 	lfp_pool *native() const noexcept
 	{
 		return pool_;

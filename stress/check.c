@@ -8,6 +8,9 @@
  * pool alone and ThreadSanitizer sees any release or acquire the pool
  * forgot. The words stay exact all the same: a compare-and-swap always
  * reads the latest value of its word.
+ *
+ * A leaf: calls nothing else in the harness, and every other file
+ * reports its violations here.
  */
 #include <inttypes.h>
 #include <stdarg.h>

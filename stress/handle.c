@@ -20,6 +20,10 @@
  * end those). Other threads' handles are only resolved, never released.
  * Nothing here orders memory between threads but stress_handle_show,
  * whose readers need it (rcu.c).
+ *
+ * Calls down only: life.c (the explicit cache, to release by handle
+ * through it), rcu.c (the room deferred releases may take), and the
+ * leaves check.c and mode.c. ops.c calls the stress_handle_* functions.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,9 @@
 /*
  * lfpool-stress: main and the supervisor. See stress.h for the plan and
  * --help for the command line.
+ *
+ * The top: calls down into every file below it (their ranks are at the
+ * end of stress.h), and nothing calls it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +14,6 @@
 #include "stress.h"
 
 #define STRESS_GIVE_UP 3.0 /* seconds threads get to stop after a violation */
-
-double stress_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void stress_nap(long ns)
 {
@@ -299,34 +294,6 @@ static void supervise(struct stress_run *r, struct sup *s)
 		stress_progress_end(r);
 }
 
-void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
-{
-	to->ops += from->ops;
-	to->allocs += from->allocs;
-	to->frees += from->frees;
-	to->exhausted += from->exhausted;
-	to->checks += from->checks;
-	to->handoffs += from->handoffs;
-	to->refused += from->refused;
-	to->lives += from->lives;
-	to->hook_allocs += from->hook_allocs;
-	to->hook_frees += from->hook_frees;
-	to->probes += from->probes;
-	to->stale += from->stale;
-	to->deferred += from->deferred;
-	to->reads += from->reads;
-	to->overlaps += from->overlaps;
-	to->barriers += from->barriers;
-	to->rounds += from->rounds;
-	to->drained += from->drained;
-	to->grabbed += from->grabbed;
-	to->napped += from->napped;
-	to->trims += from->trims;
-	to->trimmed += from->trimmed;
-	for (int m = 0; m < STRESS_NMODES; m++)
-		to->by_mode[m] += from->by_mode[m];
-}
-
 static void run_sum(const struct stress_run *r, struct stress_tally *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -399,6 +366,8 @@ int main(int argc, char **argv)
 	double elapsed;
 	bool ok;
 
+	if (!err)
+		err = stress_validate(&o);
 	if (err)
 		return err > 0 ? 0 : 2;
 	if (run_setup(&r, &o))

@@ -1,4 +1,11 @@
-/* The command line of lfpool-stress. */
+/*
+ * The command line of lfpool-stress: the defaults, and each option's
+ * spelling and range, parsed into struct stress_opts. Whether the options
+ * go together is for validate.c to say: the parser knows the modes by
+ * name only, and which of them need the per-thread cache API.
+ *
+ * Calls only leaves: mode.c (the names) and usage.c (--help).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,15 +14,6 @@
 #include <unistd.h>
 
 #include "stress.h"
-
-const char *const stress_mode_name[STRESS_NMODES] = {
-	[STRESS_POOL] = "pool",         [STRESS_CACHE] = "cache",
-	[STRESS_EXPLICIT] = "explicit", [STRESS_BULK] = "bulk",
-	[STRESS_HANDOFF] = "handoff",   [STRESS_EXIT] = "exit",
-	[STRESS_BAD] = "bad",           [STRESS_HANDLE] = "handle",
-	[STRESS_DEFERRED] = "deferred", [STRESS_IDLING] = "idle",
-	[STRESS_TRIM] = "trim",
-};
 
 /* The modes 'all' leaves out: each shapes the whole run. */
 static bool opt_special(int m)
@@ -27,149 +25,6 @@ static bool opt_special(int m)
 static bool opt_needs_caches(int m)
 {
 	return m == STRESS_CACHE || m == STRESS_EXPLICIT || m == STRESS_BULK;
-}
-
-static void opt_usage(FILE *f)
-{
-	fputs(
-"Usage: lfpool-stress [options]\n"
-"\n"
-"Hammer one lfpool pool from many threads and check, on every operation,\n"
-"that no slot is live twice and that no live object was written by anyone\n"
-"but its holder; at the end, that every slot is accounted for. Exits 0 if\n"
-"all held, 1 on a violation (the message names the slot, the thread and\n"
-"the operation), 2 on a bad command line or setup failure.\n"
-"\n"
-"  -t, --threads N     worker threads, 1..64 (default: the number of cores)\n"
-"  -n, --ops N         operations per worker (default 100k unless\n"
-"                      --duration is given); k, M, G multiply by 10^3,6,9\n"
-"  -d, --duration T    run for T: 500ms, 10s, 2m, 1h (a plain number is\n"
-"                      seconds); with --ops, whichever ends first\n"
-"  -s, --seed N        seed of every thread's random choices (default 1)\n"
-"  -c, --capacity N    objects in the pool (default 1024); make it small,\n"
-"                      e.g. 32, to make exhaustion frequent\n"
-"      --size B        bytes per object, a multiple of 8, 24..4096\n"
-"                      (default 64)\n"
-"      --hold N        most objects one thread holds at once (default 64)\n"
-"  -m, --mix LIST      what the threads do (default: all), see below\n"
-"      --life N        with exit: mean operations a thread lives (default\n"
-"                      2000)\n"
-"      --cache-size N  lfp_config.cache_size (default 0: the pool's own)\n"
-"      --batch-size N  lfp_config.batch_size (default 0: the pool's own)\n"
-"      --grow N        let the pool grow (LFP_EXHAUST_GROW) from --capacity\n"
-"                      up to N objects\n"
-"      --exhaust P     what the pool does when it runs out: null (return\n"
-"                      NULL, the default), grow (up to --grow, default\n"
-"                      twice --capacity) or abort (only in runs sized so\n"
-"                      that the pool cannot run dry, see below)\n"
-"      --idle-every N  with idle: mean operations per worker between idle\n"
-"                      rounds (default 500)\n"
-"      --spare-caches N  make N explicit caches and give them up before the\n"
-"                      run, as threads that came and went leave theirs in\n"
-"                      the pool's registry: every steal walks past them\n"
-"                      (default 0)\n"
-"      --strict        create the pool with LFP_F_STRICT\n"
-"      --poison        create the pool with LFP_F_POISON\n"
-"      --hooks         give the pool a ctor, on_alloc and on_free, and check\n"
-"                      that each runs once per event on the right object\n"
-"      --json          print one JSON object instead of the summary\n"
-"      --progress      a progress line on stderr, refreshed each second\n"
-"      --no-progress   none (default: only if stderr is a terminal)\n"
-"      --rss-slack MiB  with --duration: fail if resident memory grows\n"
-"                      by more than this after warm-up, the first quarter\n"
-"                      of the run (1..60 s); it is read each second from\n"
-"                      /proc/self/statm (default 4; in sanitizer builds\n"
-"                      -1: report only, their allocators keep growing)\n"
-"      --stall S       fail if no operation completes for S seconds\n"
-"                      (default 60)\n"
-"      --list-modes    print the modes this build supports and exit\n"
-"  -h, --help          this text\n"
-"      --version       print the version of lfpool it runs on and exit\n"
-"\n"
-"An operation is one call that allocates or releases (a bulk call counts\n"
-"once) or one object sent to another thread.\n"
-"\n"
-"The checks: an owner word per slot, set by compare-and-swap from 0 to the\n"
-"thread's id when an object arrives and back to 0 before its release (a\n"
-"failure is a slot live twice); a pattern of thread id, slot and sequence\n"
-"number written into every object when it arrives and verified when it is\n"
-"released or handed off; results of every call (a valid release must\n"
-"succeed, a bad one must fail); lfp_stats adding up every second; and at\n"
-"the end, with every thread joined and every cache gone, the owner words,\n"
-"lfp_stats against the harness's own counts, and the pool's census\n"
-"(lfpi_audit).\n"
-"\n"
-"The mix is a comma-separated list of modes, each optionally weighted as\n"
-"name:W (W = 1..100, default 1); 'all' stands for every mode this build\n"
-"supports but pool, idle and trim. Allocation picks among pool, cache, explicit and bulk\n"
-"by weight; release picks among those, handoff, handle and deferred.\n"
-"The modes:\n"
-"  pool      lfp_alloc/lfp_free on a pool created with LFP_F_NO_CACHE:\n"
-"            the bare shared stack (excludes cache)\n"
-"  cache     lfp_alloc/lfp_free through the implicit per-thread caches\n"
-"  explicit  lfp_cache_alloc/lfp_cache_free on a cache of each thread's own\n"
-"  bulk      lfp_alloc_bulk/lfp_free_bulk of 1..16 objects\n"
-"  handoff   send the object to another thread through a queue; that\n"
-"            thread verifies it, takes it over and releases it\n"
-"  exit      threads retire after about --life operations, holding full\n"
-"            caches (left to the implicit cache's destructor, or an\n"
-"            explicit cache destroyed or passed to the successor) and are\n"
-"            replaced by new threads\n"
-"  bad       W in 64 operations release a foreign or misaligned pointer,\n"
-"            which the pool must refuse without changing anything\n"
-"  handle    every object's handle is checked when it arrives and changes\n"
-"            hands; release by handle (lfp_free_handle, and\n"
-"            lfp_cache_free_handle with explicit); and 4W in 64 operations\n"
-"            (16 at most) probe with handles that must fail: handles of\n"
-"            objects the thread released (their slots perhaps reused by\n"
-"            others) must resolve to NULL and release with -ESTALE, leaving\n"
-"            the slot's holder alone; other generations of slots it holds,\n"
-"            null, even and out-of-range handles must fail too; random\n"
-"            handles and handles other threads show must resolve to NULL\n"
-"            or to their slot's object\n"
-"  deferred  threads register with liburcu; release with\n"
-"            lfp_free_deferred; show the handles of some objects (which\n"
-"            then go back only that way) and, 4W in 64 operations (16 at\n"
-"            most), resolve a shown handle in an RCU read section and check\n"
-"            that the object is the one the handle names and keeps its\n"
-"            identity (thread, slot, generation, seq) until the section\n"
-"            ends. Slots waiting for a grace period may take an eighth of\n"
-"            the pool (liburcu returns them in batches some 10 ms apart);\n"
-"            a thread that holds nothing and finds the pool empty with a\n"
-"            quarter of it waiting calls lfp_barrier, as the main thread\n"
-"            does before the final checks\n"
-"  idle      now and then (--idle-every) every worker parks on a condition\n"
-"            variable between two operations, outside any pool call,\n"
-"            holding its objects, its implicit and explicit caches and\n"
-"            what is in its inbox, while a drainer thread allocates from\n"
-"            the pool (lfp_alloc, lfp_cache_alloc or lfp_alloc_bulk in\n"
-"            turn) until it runs out. Everything the workers do not hold\n"
-"            must come out: with null the drainer must get exactly\n"
-"            capacity minus what they hold before NULL; with grow, that\n"
-"            many before the pool grows; with abort, that many without\n"
-"            aborting. Then it releases all and the workers go on.\n"
-"            Excludes exit, deferred and trim\n"
-"  trim      a thread calls lfp_trim in a loop while the workers allocate\n"
-"            and release. The pool is first touched whole, so that an\n"
-"            allocation that finds the free list empty (taken aside by\n"
-"            lfp_trim) has nowhere else to go but wait. The run must be\n"
-"            sized so that the pool cannot run dry (see below): any\n"
-"            allocation that fails, any growth, any abort is a violation.\n"
-"            Excludes handoff, exit, deferred and idle\n"
-"A mix with no allocating mode gets cache (pool in builds without the\n"
-"cache API). Example: --mix cache:4,bulk,handoff:2,exit\n"
-"\n"
-"Runs that cannot run dry: trim, and any run with --exhaust abort, treat\n"
-"every failed allocation as a violation, so they must be sized so that\n"
-"no allocation can legitimately fail: the threads must hold and park\n"
-"fewer slots than the pool has. A worker holds at most --hold objects\n"
-"and parks at most (caches + 1) x --cache-size slots, caches being its\n"
-"implicit cache (unless pool) and its explicit one (with explicit), the\n"
-"extra one for a magazine on its way from the depot; the drainer parks up\n"
-"to a cache-size per cache of its own. Such runs also exclude handoff,\n"
-"exit and deferred, and use --cache-size 4 unless told otherwise.\n"
-"Example: --mix pool,trim --capacity 24 --hold 2 --threads 4\n",
-		f);
 }
 
 static int opt_bad(const char *what, const char *arg)
@@ -328,11 +183,6 @@ static int opt_mix(struct stress_opts *o, const char *arg)
 	return 0;
 }
 
-bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m)
-{
-	return o->weight[m] != 0;
-}
-
 static void opt_defaults(struct stress_opts *o)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -438,28 +288,12 @@ static int opt_stall(struct stress_opts *o, const char *a)
 	return err ? err : o->stall > 0 ? 0 : opt_bad("stall time", a);
 }
 
-static const char *const opt_exhaust_names[] = {
-	[LFP_EXHAUST_NULL] = "null",
-	[LFP_EXHAUST_GROW] = "grow",
-	[LFP_EXHAUST_ABORT] = "abort",
-};
-
 /* --exhaust: the policies the harness can judge (not reclaim). */
 static int opt_exhaust(struct stress_opts *o, const char *a)
 {
-	for (uint32_t p = 0; p <= LFP_EXHAUST_ABORT; p++)
-		if (opt_exhaust_names[p] && !strcmp(a, opt_exhaust_names[p])) {
-			o->exhaust = p;
-			return 0;
-		}
+	if (stress_exhaust_named(a, &o->exhaust))
+		return 0;
 	return opt_bad("exhaustion policy", a);
-}
-
-const char *stress_exhaust_name(uint32_t exhaust)
-{
-	return exhaust <= LFP_EXHAUST_ABORT && opt_exhaust_names[exhaust]
-		       ? opt_exhaust_names[exhaust]
-		       : "?";
 }
 
 /* The options that say how to make the pool; -ENOENT for any other. */
@@ -543,7 +377,7 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 		opt_list_modes();
 		return 1;
 	case 'h':
-		opt_usage(stdout);
+		stress_usage(stdout);
 		return 1;
 	case OPT_VERSION:
 		printf("lfpool-stress (lfpool) %s\n", lfp_version());
@@ -554,87 +388,10 @@ static int opt_output(struct stress_opts *o, int c, const char *a,
 	return -EINVAL;
 }
 
-/* --grow and --exhaust together: --grow alone means grow. */
-static int opt_policy(struct stress_opts *o)
-{
-	if (o->grow && o->exhaust == LFP_EXHAUST_NULL)
-		o->exhaust = LFP_EXHAUST_GROW;
-	if (o->grow && o->exhaust != LFP_EXHAUST_GROW) {
-		fputs("lfpool-stress: --grow goes with --exhaust grow only\n",
-		      stderr);
-		return -EINVAL;
-	}
-	if (o->exhaust == LFP_EXHAUST_GROW && !o->grow)
-		o->grow = o->capacity > LFP_MAX_CAPACITY / 4 ? LFP_MAX_CAPACITY / 2
-							   : 2 * o->capacity;
-	if (o->grow && o->grow < o->capacity) {
-		fputs("lfpool-stress: --grow is below --capacity\n", stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Whether what `who` names (on) rules mode n out. */
-static int opt_excludes(const struct stress_opts *o, const char *who, bool on,
-			enum stress_mode n, const char *why)
-{
-	if (!on || !o->weight[n])
-		return 0;
-	fprintf(stderr, "lfpool-stress: %s excludes %s: %s\n", who,
-		stress_mode_name[n], why);
-	return -EINVAL;
-}
-
 /*
- * A run that judges every failed allocation must be one where none can
- * fail legitimately: what the threads can hold and park stays below the
- * capacity (exhaust.c).
+ * Returns 0 to go on (to stress_validate), 1 to exit successfully (help,
+ * list, version), < 0 on a bad line.
  */
-static int opt_never_dry(struct stress_opts *o)
-{
-	static const char why[] = "a run that cannot run dry must know "
-				  "how many slots each thread keeps";
-	const char *who = o->weight[STRESS_TRIM] ? "trim" : "--exhaust abort";
-	uint64_t bound;
-	int err;
-
-	if ((err = opt_excludes(o, who, true, STRESS_HANDOFF, why)) ||
-	    (err = opt_excludes(o, who, true, STRESS_EXIT, why)) ||
-	    (err = opt_excludes(o, who, true, STRESS_DEFERRED, why)))
-		return err;
-	if (!o->cache_size)
-		o->cache_size = 4;
-	bound = stress_bound(o);
-	if (bound < o->capacity)
-		return 0;
-	fprintf(stderr, "lfpool-stress: %s needs a pool that cannot run "
-		"dry, but %u threads may hold and park %llu slots, not fewer "
-		"than --capacity %u: raise --capacity or lower --threads, "
-		"--hold or --cache-size (see --help)\n", who, o->threads,
-		(unsigned long long)bound, o->capacity);
-	return -EINVAL;
-}
-
-/* Modes that do not go together. */
-static int opt_combine(struct stress_opts *o)
-{
-	static const char idle[] = "the drainer needs every worker parked "
-				   "and nothing waiting for a grace period";
-	bool on = o->weight[STRESS_IDLING];
-	int err;
-
-	if ((err = opt_excludes(o, "idle", on, STRESS_EXIT, idle)) ||
-	    (err = opt_excludes(o, "idle", on, STRESS_DEFERRED, idle)) ||
-	    (err = opt_excludes(o, "idle", on, STRESS_TRIM,
-				"each has its own way to judge a failed "
-				"allocation")))
-		return err;
-	if (o->weight[STRESS_TRIM] || o->exhaust == LFP_EXHAUST_ABORT)
-		return opt_never_dry(o);
-	return 0;
-}
-
-/* Returns 0 to run, 1 to exit successfully (help), < 0 on a bad line. */
 int stress_parse(int argc, char **argv, struct stress_opts *o)
 {
 	bool progress_set = false;
@@ -653,8 +410,6 @@ int stress_parse(int argc, char **argv, struct stress_opts *o)
 		return opt_bad("argument", argv[optind]);
 	if (!o->ops && !o->duration)
 		o->ops = 100000;
-	if ((err = opt_policy(o)) || (err = opt_combine(o)))
-		return err;
 	if (o->json && !progress_set)
 		o->progress = false;
 	opt_mix_text(o);

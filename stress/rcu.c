@@ -18,6 +18,9 @@
  * checks. Should the pool forget to order a slot's holders, ThreadSanitizer
  * could then miss it only for what a holder wrote before showing the
  * handle, and only towards a reader that later holds the same slot.
+ *
+ * Calls only the leaf check.c. life.c registers and unregisters a life;
+ * ops.c reads, and with handle.c keeps deferred releases to their share.
  */
 #include <inttypes.h>
 #include <sched.h>

@@ -1,4 +1,8 @@
-/* What lfpool-stress tells: progress, the summary or JSON, and memory. */
+/*
+ * What lfpool-stress tells: progress, the summary or JSON, and memory.
+ *
+ * Calls only the leaf mode.c (the names); the main file calls it.
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

@@ -9,14 +9,28 @@
  * accounted for. The main thread supervises: it replaces threads that
  * retire, prints progress, samples memory and spots a stalled run.
  *
- * Files: lfpool-stress.c (main and the supervisor), options.c (the command
- * line), worker.c (the worker threads and the modes), handle.c (handles:
- * taken, checked, released, forged and kept after release), rcu.c (RCU
- * readers and their registration), idle.c (workers parked holding caches
- * while the drainer empties the pool), trim.c (lfp_trim racing
- * allocation), exhaust.c (when running out is allowed: the bound on what
- * threads can keep from each other, and LFP_EXHAUST_ABORT), check.c (the
- * invariants), report.c (progress, summary, JSON, resident memory).
+ * Files, from the top down; each calls only those below it (the ranks
+ * at the end of this header, which stress/layers.sh checks):
+ *   lfpool-stress.c  main and the supervisor
+ *   worker.c         the worker threads: each life's loop, retirement
+ *                    and successor
+ *   ops.c            one operation: allocate, release, hand off, receive,
+ *                    release a bad pointer
+ *   idle.c           idle rounds: workers parked holding caches
+ *   drain.c          ... while the drainer empties the pool, and the
+ *                    judgment of what it got
+ *   handle.c         handles: taken, checked, released, forged and kept
+ *                    after release
+ *   life.c           a life's beginning and end, and its explicit cache
+ *   trim.c           lfp_trim racing allocation
+ *   options.c        the command line parsed, knowing no mode's rules
+ *   validate.c       which options go together
+ *   report.c         progress, summary, JSON, resident memory
+ *   exhaust.c        when running out is allowed, and LFP_EXHAUST_ABORT
+ *   rcu.c            RCU readers and their registration
+ * and the leaves: check.c (the invariants), bound.c (what threads can
+ * keep from each other), mode.c (mode and policy names), usage.c (the
+ * --help text), clock.c and tally.c.
  */
 #ifndef LFP_STRESS_H
 #define LFP_STRESS_H
@@ -27,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lfpool.h"
 
@@ -72,7 +87,7 @@ enum stress_mode {
 	STRESS_NMODES
 };
 
-extern const char *const stress_mode_name[STRESS_NMODES];
+extern const char *const stress_mode_name[STRESS_NMODES]; /* mode.c */
 
 /* The command line, read-only once the run starts. */
 struct stress_opts {
@@ -284,8 +299,8 @@ struct stress_run {
 	/*
 	 * With trim or LFP_EXHAUST_ABORT the pool is sized so that it
 	 * cannot run dry (exhaust.c): the threads hold and park at most
-	 * bound slots, fewer than its capacity, so every failed allocation
-	 * is a violation.
+	 * bound slots (bound.c), fewer than its capacity, so every failed
+	 * allocation is a violation.
 	 */
 	bool never_dry;
 	uint64_t bound;
@@ -293,10 +308,18 @@ struct stress_run {
 	struct stress_trimmer trim;
 };
 
+/* Whether a violation stopped the run. Relaxed: the flag only says when
+ * to stop; nothing rides on it. */
+static inline bool stress_aborted(const struct stress_run *r)
+{
+	return atomic_load_explicit(&r->stop, memory_order_relaxed) ==
+	       STRESS_ABORT;
+}
+
 /*
  * One thread's time in a worker's seat, shared by the files that make up
- * a worker (worker.c and the modes that have files of their own). Plain:
- * only its thread uses it.
+ * a worker (life.c, worker.c, ops.c and the modes that have files of
+ * their own). Plain: only its thread uses it.
  */
 struct stress_life {
 	struct stress_run *run;
@@ -348,14 +371,32 @@ static inline uint32_t stress_below(struct stress_life *l, uint32_t n)
 	return (uint32_t)((stress_rand(l) >> 32) * n >> 32);
 }
 
-/* lfpool-stress.c */
+/*
+ * The functions of each file, by rank: a file calls only files of a lower
+ * rank, so nothing calls back up (stress/layers.sh checks it with nm on
+ * the built objects). The main file, lfpool-stress.c, is the top.
+ */
+
+/* Rank 0, the leaves: they call nothing in the harness. */
+
+/* clock.c */
 double stress_now(void);
+void stress_wait_for(pthread_cond_t *cv, pthread_mutex_t *lock, long ns);
+
+/* tally.c */
 void stress_tally_add(struct stress_tally *to, const struct stress_tally *from);
 
-/* options.c */
-int stress_parse(int argc, char **argv, struct stress_opts *o);
+/* mode.c */
 bool stress_mode_enabled(const struct stress_opts *o, enum stress_mode m);
+bool stress_exhaust_named(const char *name, uint32_t *exhaust);
 const char *stress_exhaust_name(uint32_t exhaust);
+
+/* usage.c */
+void stress_usage(FILE *f);
+
+/* bound.c */
+uint64_t stress_bound(const struct stress_opts *o);
+uint32_t stress_bound_caches(const struct stress_opts *o);
 
 /* check.c */
 bool stress_violation(struct stress_run *r, const char *fmt, ...)
@@ -374,61 +415,16 @@ uint64_t stress_fill(const struct stress_mark *m, size_t i);
 int stress_final_checks(struct stress_run *r, const struct stress_tally *t);
 void stress_hooks(struct stress_run *r, struct lfp_config *cfg);
 void stress_hooks_bind(struct stress_tally *t);
-
-/* handle.c */
-bool stress_handle_take(struct stress_life *l, struct stress_held *h,
-			const char *op);
-bool stress_handle_check(struct stress_life *l, const struct stress_held *h,
-			 const char *op);
-int stress_handle_free(struct stress_life *l, lfp_handle h, bool cached);
-void stress_handle_bury(struct stress_life *l, const struct stress_held *h);
-void stress_handle_show(struct stress_life *l, struct stress_held *h);
-void stress_handle_probe(struct stress_life *l);
-
-/* rcu.c */
-void stress_rcu_begin(struct stress_life *l);
-void stress_rcu_end(struct stress_life *l);
-void stress_rcu_read(struct stress_life *l);
-bool stress_rcu_room(struct stress_life *l, unsigned sixteenths);
-void stress_rcu_spend(struct stress_life *l);
-bool stress_rcu_wait(struct stress_life *l);
-
-/* idle.c */
-int stress_idle_setup(struct stress_run *r);
-void stress_idle_step(struct stress_life *l);
-void stress_idle_retire(struct stress_life *l);
-void stress_idle_teardown(struct stress_run *r);
-
-/* trim.c */
-int stress_trim_start(struct stress_run *r);
-void stress_trim_join(struct stress_run *r);
-
-/* exhaust.c */
-
-/* A drain under way, for the report of an abort inside it. */
-struct stress_drain_note {
-	volatile uint64_t round, got, expect, held, capacity;
-};
-
-uint64_t stress_bound(const struct stress_opts *o);
-uint32_t stress_bound_caches(const struct stress_opts *o);
-void stress_exhaust_setup(struct stress_run *r);
-void stress_call_enter(const char *op, bool alloc);
-void stress_call_leave(void);
-bool stress_in_call(void);
-void stress_alloc_drain(const struct stress_drain_note *n);
-void stress_dry(struct stress_life *l, const char *op, uint32_t want,
-		uint32_t got);
-void stress_check_growth(struct stress_run *r, const char *when);
-
-/* check.c (continued) */
 bool stress_own(struct stress_run *r, uint32_t tid, void *obj, uint64_t seq,
 		const char *op, struct stress_held *h);
 
-/* worker.c */
-struct lfp_cache *stress_life_cache(struct stress_life *l);
-int stress_spawn(struct stress_worker *w);
-uint64_t stress_live(const struct stress_run *r);
+/* Rank 1: the command line, the report, and what the modes share. */
+
+/* options.c */
+int stress_parse(int argc, char **argv, struct stress_opts *o);
+
+/* validate.c */
+int stress_validate(struct stress_opts *o);
 
 /* report.c */
 struct stress_rss {
@@ -442,5 +438,101 @@ void stress_progress(const struct stress_run *r, double elapsed, double rate,
 void stress_progress_end(const struct stress_run *r);
 void stress_report(const struct stress_run *r, const struct stress_tally *t,
 		   const struct stress_rss *rss, double elapsed, bool ok);
+
+/* exhaust.c */
+
+/* A drain under way, for the report of an abort inside it. */
+struct stress_drain_note {
+	volatile uint64_t round, got, expect, held, capacity;
+};
+
+void stress_exhaust_setup(struct stress_run *r);
+void stress_call_enter(const char *op, bool alloc);
+void stress_call_leave(void);
+bool stress_in_call(void);
+void stress_alloc_drain(const struct stress_drain_note *n);
+void stress_dry(struct stress_life *l, const char *op, uint32_t want,
+		uint32_t got);
+void stress_check_growth(struct stress_run *r, const char *when);
+
+/* rcu.c */
+void stress_rcu_begin(struct stress_life *l);
+void stress_rcu_end(struct stress_life *l);
+void stress_rcu_read(struct stress_life *l);
+bool stress_rcu_room(struct stress_life *l, unsigned sixteenths);
+void stress_rcu_spend(struct stress_life *l);
+bool stress_rcu_wait(struct stress_life *l);
+
+/* Rank 2: a life of a worker, and the trimmer. */
+
+/* life.c */
+void stress_life_begin(struct stress_life *l, struct stress_worker *w);
+void stress_life_end(struct stress_life *l, uint64_t ops0);
+void stress_life_publish(struct stress_life *l);
+struct lfp_cache *stress_life_cache(struct stress_life *l);
+
+/* trim.c */
+int stress_trim_start(struct stress_run *r);
+void stress_trim_join(struct stress_run *r);
+
+/* Rank 3: the modes that act for a life. */
+
+/* handle.c */
+bool stress_handle_take(struct stress_life *l, struct stress_held *h,
+			const char *op);
+bool stress_handle_check(struct stress_life *l, const struct stress_held *h,
+			 const char *op);
+int stress_handle_free(struct stress_life *l, lfp_handle h, bool cached);
+void stress_handle_bury(struct stress_life *l, const struct stress_held *h);
+void stress_handle_show(struct stress_life *l, struct stress_held *h);
+void stress_handle_probe(struct stress_life *l);
+
+/* drain.c */
+
+/* The ways the drainer allocates, and releases again. */
+enum stress_way {
+	STRESS_WAY_ALLOC,
+	STRESS_WAY_CACHE,
+	STRESS_WAY_BULK,
+	STRESS_NWAYS
+};
+
+/* The state of a drain, for its messages. */
+struct stress_drain {
+	struct stress_life *l;
+	struct stress_drain_note note;
+	struct lfp_stats before;
+	enum stress_way way;
+	uint32_t policy;
+};
+
+void stress_drain_begin(struct stress_drain *dr, struct stress_life *l,
+			uint32_t round);
+bool stress_drain_grab(struct stress_drain *dr);
+bool stress_drain_empty(struct stress_drain *dr);
+void stress_drain_give_back(struct stress_drain *dr);
+
+/* Rank 4: idle rounds. */
+
+/* idle.c */
+int stress_idle_setup(struct stress_run *r);
+void stress_idle_step(struct stress_life *l);
+void stress_idle_retire(struct stress_life *l);
+void stress_idle_teardown(struct stress_run *r);
+
+/* Rank 5: one operation of a worker. */
+
+/* ops.c */
+void stress_op_step(struct stress_life *l);
+void stress_op_receive(struct stress_life *l);
+bool stress_op_has_mail(struct stress_life *l);
+void stress_op_drop_all(struct stress_life *l);
+void stress_op_let_go(struct stress_life *l, bool give);
+
+/* Rank 6: the workers' threads; the main file (rank 7) calls them. */
+
+/* worker.c */
+int stress_spawn(struct stress_worker *w);
+uint64_t stress_live(const struct stress_run *r);
 
 #endif /* LFP_STRESS_H */

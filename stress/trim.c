@@ -10,12 +10,15 @@
  * stand in for the list: an allocation whose cache is empty has the
  * shared list and nothing else. The run is sized so that the pool cannot
  * run dry (exhaust.c): the list is empty only while a trim has it, and
- * every failed allocation (worker.c calls stress_dry), every growth and
+ * every failed allocation (ops.c calls stress_dry), every growth and
  * every abort is a violation.
  *
  * The race is narrow: an allocation must look at the list while a trim
  * has it, and decide while the trim ends. Tiny pools make trims short
  * and frequent; --spare-caches makes the steal walk between the two long.
+ *
+ * Calls down only: exhaust.c (the call marks, the growth check) and the
+ * leaves check.c and mode.c. The main file starts and joins the trimmer.
  */
 #include <inttypes.h>
 #include <stdlib.h>

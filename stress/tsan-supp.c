@@ -5,6 +5,8 @@
  * them at startup. The text is tests/tsan.supp itself (tsan-supp.inc is
  * made from it), so the file make check and users pass and the built-in
  * copy cannot drift apart.
+ *
+ * A leaf: calls nothing in the harness.
  */
 const char *__tsan_default_suppressions(void);
 

@@ -163,7 +163,7 @@ check_install_asan() {
 }
 
 # What make install puts beside the library: the manual (section 3 made
-# from lfpool.h, section 1 for the harness), lfpool-stress running from
+# from lfpool.h and lfpool.hpp, section 1 for the harness), lfpool-stress running from
 # the prefix, the examples' sources, which must build against the
 # installed library, and the TSan suppressions lfpool.pc points to.
 check_installed_docs() {
@@ -173,7 +173,7 @@ check_installed_docs() {
 		exit 1
 	}
 	for page in "3 lfpool" "3 lfp_alloc" "3 lfp_version" \
-		"3 lfp_handle_is_null" "1 lfpool-stress"; do
+		"3 lfp_handle_is_null" "3 lfpool.hpp" "1 lfpool-stress"; do
 		# shellcheck disable=SC2086
 		man -M "$prefix/share/man" -w $page >/dev/null || {
 			echo "man -M $prefix/share/man $page: no page" >&2
@@ -181,12 +181,14 @@ check_installed_docs() {
 		}
 	done
 	# Rendered, with groff's warnings on: none may come out.
-	warnings=$(MANPAGER=cat MANWIDTH=80 man --warnings -M "$prefix/share/man" \
-		3 lfp_alloc 2>&1 >/dev/null)
-	if [ -n "$warnings" ]; then
-		echo "man 3 lfp_alloc: $warnings" >&2
-		exit 1
-	fi
+	for page in lfp_alloc lfpool lfpool.hpp; do
+		warnings=$(MANPAGER=cat MANWIDTH=80 man --warnings \
+			-M "$prefix/share/man" 3 $page 2>&1 >/dev/null)
+		if [ -n "$warnings" ]; then
+			echo "man 3 $page: $warnings" >&2
+			exit 1
+		fi
+	done
 	MANPAGER=cat MANWIDTH=80 man -M "$prefix/share/man" 3 lfp_alloc |
 		grep -q 'THREAD SAFETY' || {
 		echo "man 3 lfp_alloc lacks its THREAD SAFETY section" >&2

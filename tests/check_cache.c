@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* REG_EFL, for single-stepping */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -286,6 +287,122 @@ START_TEST(cache_stats_frees_never_above_allocs)
 	ck_assert_uint_eq(st.frees, w.rounds);
 	lfp_cache_destroy(w.cache);
 	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * lfp_stats (lfpool.h): under traffic "the event counts never read lower
+ * than in an earlier call"; lfp_cache_stats reads one cache the same
+ * way. Four workers with small caches (4 slots, magazines of 2) take
+ * bursts of 6 objects and give them back, so that their caches often
+ * run dry and refill (a miss), while this thread reads snapshots for
+ * 1.5 s: cache_hits (allocations less misses, as lfp_stats derives
+ * them) and every other event count must never go back.
+ * _i: 0 lfp_stats of the pool, 1 lfp_cache_stats of worker 0's cache.
+ */
+enum { MONO_WORKERS = 4, MONO_BURST = 6 };
+
+static struct lfp_pool *mono_pool;
+static struct lfp_cache *mono_cache[MONO_WORKERS];
+static _Atomic int mono_started, mono_stop;
+
+static void *mono_work(void *arg)
+{
+	struct lfp_cache *c = lfp_cache_create(mono_pool);
+	void *obj[MONO_BURST];
+
+	ck_assert_ptr_nonnull(c);
+	mono_cache[(intptr_t)arg] = c;
+	atomic_fetch_add(&mono_started, 1);
+	while (!atomic_load_explicit(&mono_stop, memory_order_relaxed)) {
+		for (int k = 0; k < MONO_BURST; k++)
+			ck_assert_ptr_nonnull(obj[k] = lfp_cache_alloc(c));
+		for (int k = 0; k < MONO_BURST; k++)
+			ck_assert_int_eq(lfp_cache_free(c, obj[k]), 0);
+	}
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+} mono_events[] = {
+#define MONO_EVENT(f) { #f, offsetof(struct lfp_stats, f) }
+	MONO_EVENT(cache_hits),     MONO_EVENT(allocs),
+	MONO_EVENT(frees),          MONO_EVENT(failed_allocs),
+	MONO_EVENT(rejected_frees), MONO_EVENT(cas_retries),
+	MONO_EVENT(refills),        MONO_EVENT(flushes),
+	MONO_EVENT(steals),         MONO_EVENT(grown),
+	MONO_EVENT(trimmed_bytes),  MONO_EVENT(reclaims),
+#undef MONO_EVENT
+};
+
+#define MONO_NEVENTS (sizeof(mono_events) / sizeof(mono_events[0]))
+
+static uint64_t mono_get(const struct lfp_stats *st, size_t e)
+{
+	return *(const uint64_t *)((const char *)st + mono_events[e].off);
+}
+
+/* Whether an event count of st reads lower than in last; msg says which. */
+static bool mono_went_back(const struct lfp_stats *st,
+			   const struct lfp_stats *last, long reads, char *msg,
+			   size_t len)
+{
+	for (size_t e = 0; e < MONO_NEVENTS; e++)
+		if (mono_get(st, e) < mono_get(last, e)) {
+			snprintf(msg, len, "%s read %llu after %llu (read %ld)",
+				 mono_events[e].name,
+				 (unsigned long long)mono_get(st, e),
+				 (unsigned long long)mono_get(last, e), reads);
+			return true;
+		}
+	return false;
+}
+
+START_TEST(stats_events_never_go_back)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
+				  .cache_size = 4, .batch_size = 2 };
+	struct lfp_stats st, last = { 0 };
+	pthread_t th[MONO_WORKERS];
+	struct test_watchdog wd;
+	char msg[160] = "";
+	uint64_t until;
+	long reads = 0;
+	bool back;
+
+	ck_assert_int_eq(lfp_create(&cfg, &mono_pool), 0);
+	atomic_store(&mono_started, 0);
+	atomic_store(&mono_stop, 0);
+	test_watchdog_start(&wd, 10, "workers under stats readers");
+	for (intptr_t i = 0; i < MONO_WORKERS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, mono_work,
+						(void *)i), 0);
+	while (atomic_load(&mono_started) < MONO_WORKERS)
+		sched_yield();
+	until = test_now_ns() + 1500000000u;
+	do {
+		if (_i)
+			lfp_cache_stats(mono_cache[0], &st);
+		else
+			lfp_stats(mono_pool, &st);
+		back = mono_went_back(&st, &last, reads++, msg, sizeof(msg));
+		last = st;
+	} while (!back && test_now_ns() < until);
+	atomic_store(&mono_stop, 1);
+	for (int i = 0; i < MONO_WORKERS; i++)
+		pthread_join(th[i], NULL);
+	test_watchdog_stop(&wd);
+	ck_assert_msg(!back, "%s: %s", _i ? "lfp_cache_stats" : "lfp_stats",
+		      msg);
+	/* Quiescent: exact. */
+	lfp_stats(mono_pool, &st);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	ck_assert_uint_le(st.cache_hits, st.allocs);
+	for (int i = 0; i < MONO_WORKERS; i++)
+		lfp_cache_destroy(mono_cache[i]);
+	lfp_destroy(mono_pool);
 }
 END_TEST
 
@@ -702,6 +819,47 @@ START_TEST(bad_cache_configs)
 	cfg.cache_size = 1, cfg.batch_size = 1;
 	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
 	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * lfp_config (lfpool.h): batch_size is "<= cache_size", and lfp_create
+ * refuses "cache_size or batch_size out of range" with -EINVAL, leaving
+ * *out alone (and lfp_memory_size gives 0 for it). With cache_size 0 a
+ * cache holds capacity / 64 slots, clamped to 2 .. 1024: 2 for a pool
+ * of 64, 64 for one of 4096. A batch above that is out of range and
+ * must be refused, not cut down to fit.
+ */
+START_TEST(batch_above_default_cache_refused)
+{
+	static const struct {
+		uint32_t capacity, cache_size, batch_size;
+		int want;
+	} cases[] = {
+		{ 64, 0, 100, -EINVAL }, { 64, 0, 3, -EINVAL },
+		{ 64, 0, 2, 0 },         { 4096, 0, 65, -EINVAL },
+		{ 4096, 0, 64, 0 },      { 64, 8, 9, -EINVAL },
+		{ 64, 8, 8, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfp_config cfg = { .obj_size = 8,
+					  .capacity = cases[i].capacity,
+					  .cache_size = cases[i].cache_size,
+					  .batch_size = cases[i].batch_size };
+		struct lfp_pool *pool = NULL;
+		int err = lfp_create(&cfg, &pool);
+
+		ck_assert_msg(err == cases[i].want,
+			      "capacity %u, cache_size %u, batch_size %u: "
+			      "lfp_create gave %d, not %d", cfg.capacity,
+			      cfg.cache_size, cfg.batch_size, err,
+			      cases[i].want);
+		ck_assert(err ? pool == NULL : pool != NULL);
+		ck_assert_msg((lfp_memory_size(&cfg) == 0) == (err != 0),
+			      "lfp_memory_size disagrees with lfp_create");
+		lfp_destroy(pool);
+	}
 }
 END_TEST
 
@@ -1255,10 +1413,166 @@ START_TEST(strict_racing_double_free)
 }
 END_TEST
 
+/*
+ * lfp_free (lfpool.h): with LFP_F_NO_CACHE "a double release that races
+ * with another release of the same object is caught ...: then exactly
+ * one of the two succeeds, whichever calls release it (lfp_free,
+ * lfp_cache_free on any explicit cache, the bulk calls,
+ * lfp_free_handle ...)". Each round the owner of an explicit cache of a
+ * NO_CACHE pool takes an object, and it and another thread, started
+ * together on a flag, release it: the owner into its cache, the other
+ * to the pool. One of them waits a few hundred loop turns first, a
+ * different number each round, so that the two releases meet at every
+ * offset. Both returning 0 puts the slot in the cache and on the free
+ * list at once, to be handed out twice. 100,000 rounds or 2 s.
+ * _i: 0 lfp_cache_free against lfp_free, 1 lfp_cache_free_bulk against
+ * lfp_free, 2 lfp_cache_free against lfp_free_handle.
+ */
+enum { NC_SPREAD = 512 };
+
+static struct nc_race {
+	struct lfp_pool *pool;
+	struct lfp_cache *cache;
+	int mode, rounds;
+	void *obj;
+	lfp_handle h;
+	_Atomic int ready, go, done, stop;
+	int other; /* the other thread's result in round `done` */
+	int both, neither, at; /* rounds won twice or not at all; the first */
+} ncr;
+
+static void nc_spin(unsigned n)
+{
+	for (volatile unsigned k = 0; k < n; k++)
+		;
+}
+
+/*
+ * Run the calling thread on the k-th CPU the process may use, if it may
+ * use two: two threads on one core take turns and never meet inside a
+ * release, so the race below would not be run at all.
+ */
+static void nc_pin(int k)
+{
+	cpu_set_t set, one;
+	int seen = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set) || seen++ != k)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
+/* Wait until *v is r; yield now and then, in case we share a core. */
+static void nc_wait(_Atomic int *v, int r)
+{
+	for (unsigned k = 0; atomic_load_explicit(v, memory_order_acquire) != r;
+	     k++)
+		if (k % 1024 == 1023)
+			sched_yield();
+}
+
+static void *nc_other(void *arg)
+{
+	(void)arg;
+	nc_pin(1);
+	for (int r = 1; !atomic_load(&ncr.stop); r++) {
+		atomic_store_explicit(&ncr.ready, r, memory_order_release);
+		nc_wait(&ncr.go, r);
+		if (atomic_load(&ncr.stop))
+			break;
+		if ((unsigned)r * 7 % NC_SPREAD >= NC_SPREAD / 2)
+			nc_spin((unsigned)r * 7 % NC_SPREAD - NC_SPREAD / 2);
+		ncr.other = ncr.mode == 2 ? lfp_free_handle(ncr.pool, ncr.h)
+					  : lfp_free(ncr.pool, ncr.obj);
+		atomic_store_explicit(&ncr.done, r, memory_order_release);
+	}
+	return NULL;
+}
+
+static int nc_release_into_cache(void *obj)
+{
+	if (ncr.mode == 1)
+		return lfp_cache_free_bulk(ncr.cache, &obj, 1) == 1 ? 0
+								   : -EALREADY;
+	return lfp_cache_free(ncr.cache, obj);
+}
+
+/* Each of the pool's `cap` objects is handed out once, then NULL. */
+static void expect_whole(struct lfp_pool *pool, uint32_t cap)
+{
+	void *objs[64];
+
+	ck_assert_uint_le(cap, 64);
+	for (uint32_t i = 0; i < cap; i++) {
+		ck_assert_ptr_nonnull(objs[i] = lfp_alloc(pool));
+		for (uint32_t j = 0; j < i; j++)
+			ck_assert_ptr_ne(objs[i], objs[j]);
+	}
+	ck_assert_ptr_null(lfp_alloc(pool));
+	for (uint32_t i = 0; i < cap; i++)
+		ck_assert_int_eq(lfp_free(pool, objs[i]), 0);
+}
+
+START_TEST(no_cache_racing_release_into_cache)
+{
+	uint64_t until = test_now_ns() + 2000000000u;
+	struct test_watchdog wd;
+	cpu_set_t cpus;
+	pthread_t th;
+	int mine, r;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+	memset(&ncr, 0, sizeof(ncr));
+	ncr.mode = _i;
+	ncr.rounds = under_sanitizer() ? 20000 : 100000;
+	ncr.pool = test_pool_flags(64, 64, LFP_F_NO_CACHE);
+	ck_assert_ptr_nonnull(ncr.cache = lfp_cache_create(ncr.pool));
+	test_watchdog_start(&wd, 10, "racing releases");
+	ck_assert_int_eq(pthread_create(&th, NULL, nc_other, NULL), 0);
+	nc_pin(0);
+	for (r = 1; r <= ncr.rounds && !ncr.at && test_now_ns() < until; r++) {
+		ck_assert_ptr_nonnull(ncr.obj = lfp_cache_alloc(ncr.cache));
+		ncr.h = lfp_handle_of(ncr.pool, ncr.obj);
+		nc_wait(&ncr.ready, r);
+		atomic_store_explicit(&ncr.go, r, memory_order_release);
+		if ((unsigned)r * 7 % NC_SPREAD < NC_SPREAD / 2)
+			nc_spin((unsigned)r * 7 % NC_SPREAD);
+		mine = nc_release_into_cache(ncr.obj);
+		nc_wait(&ncr.done, r);
+		if ((mine == 0) == (ncr.other == 0) && !ncr.at)
+			ncr.at = r;
+		ncr.both += mine == 0 && ncr.other == 0;
+		ncr.neither += mine != 0 && ncr.other != 0;
+	}
+	atomic_store(&ncr.stop, 1);
+	atomic_store_explicit(&ncr.go, r, memory_order_release);
+	pthread_join(th, NULL);
+	test_watchdog_stop(&wd);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	ck_assert_msg(!ncr.both && !ncr.neither,
+		      "%s and %s of one object: both succeeded in %d rounds, "
+		      "neither in %d, of %d (first at round %d)",
+		      ncr.mode == 1 ? "lfp_cache_free_bulk" : "lfp_cache_free",
+		      ncr.mode == 2 ? "lfp_free_handle" : "lfp_free", ncr.both,
+		      ncr.neither, r - 1, ncr.at);
+	lfp_cache_destroy(ncr.cache);
+	expect_whole(ncr.pool, 64);
+	lfp_destroy(ncr.pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cache");
 	TCase *tc = tcase_create("cache");
+	TCase *rc = tcase_create("regress");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, explicit_cache_batches);
@@ -1288,5 +1602,11 @@ int main(void)
 	tcase_add_test(tc, null_pool_after_destroy);
 	tcase_add_test(tc, strict_racing_double_free);
 	suite_add_tcase(s, tc);
+	/* Regressions: promises of lfpool.h an adversarial review broke. */
+	tcase_set_timeout(rc, 30);
+	tcase_add_loop_test(rc, no_cache_racing_release_into_cache, 0, 3);
+	tcase_add_test(rc, batch_above_default_cache_refused);
+	tcase_add_loop_test(rc, stats_events_never_go_back, 0, 2);
+	suite_add_tcase(s, rc);
 	return test_run(s);
 }

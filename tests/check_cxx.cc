@@ -12,6 +12,8 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -64,7 +66,7 @@ std::atomic<long> tracked::made, tracked::gone;
 template <class T>
 void expect_live(const lfp::pool<T> &pool, std::uint64_t live)
 {
-	struct lfp_stats st = pool.stats();
+	lfp::stats st = pool.stats();
 
 	ck_assert_uint_eq(st.live, live);
 	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
@@ -699,6 +701,384 @@ START_TEST(creation_failures_throw)
 }
 END_TEST
 
+// struct lfp_stats and struct lfp_family_stats under names that need no
+// struct tag, where C++ has the functions of the same names in the way.
+START_TEST(stats_aliases)
+{
+	static_assert(std::is_same_v<lfp::stats, struct lfp_stats>);
+	static_assert(std::is_same_v<lfp::family_stats,
+				     struct lfp_family_stats>);
+	lfp::pool<int> pool(8);
+	std::vector<lfp::stats> frames;
+	lfp::stats st = pool.stats();
+
+	frames.push_back(st);
+	ck_assert_ptr_nonnull(pool.make(1));
+	frames.push_back(pool.stats());
+	lfp_stats_delta(&frames[1], &frames[0], &st);
+	ck_assert_uint_eq(st.allocs, 1);
+	ck_assert_uint_eq(st.live, 1);
+
+	lfp::pool_resource res(16, 4);
+	frames.push_back(res.stats());
+	ck_assert_uint_eq(frames.back().capacity, 4);
+
+	const std::size_t sizes[] = { 16, 64 };
+	const std::uint32_t caps[] = { 4, 4 };
+	lfp_family_config fc{};
+	lfp_family *fam = nullptr;
+
+	fc.sizes = sizes;
+	fc.capacities = caps;
+	fc.classes = 2;
+	ck_assert_int_eq(lfp_family_create(&fc, &fam), 0);
+	void *p = lfp_family_alloc(fam, 40);
+	std::vector<lfp::family_stats> fams(1);
+	lfp_family_stats(fam, &fams[0]);
+	ck_assert_uint_eq(fams[0].total.live, 1);
+	ck_assert_int_eq(lfp_family_free(fam, p), 0);
+	lfp_family_destroy(fam);
+}
+END_TEST
+
+// Destroying by handle runs ~T and releases the slot only while the
+// handle is current: a stale handle leaves the slot's new object alone.
+template <class Owner> void destroy_by_handle_in(lfp::pool<tracked> &pool,
+						 Owner &owner)
+{
+	tracked::reset();
+	tracked *a = owner.make(1);
+	lfp::handle<tracked> h = pool.handle_of(a);
+	std::uint64_t rejected = pool.stats().rejected_frees;
+
+	ck_assert(owner.destroy(h));
+	ck_assert_int_eq(tracked::gone, 1);
+	ck_assert_ptr_null(pool.resolve(h));
+	ck_assert(!owner.destroy(h));
+	ck_assert_int_eq(tracked::gone, 1);
+
+	tracked *b = owner.make(2); // one slot: a's again
+	ck_assert_ptr_eq(b, a);
+	ck_assert(!owner.destroy(h));
+	ck_assert_int_eq(tracked::gone, 1);
+	ck_assert_uint_eq(b->word, tracked::canary);
+	ck_assert_int_eq(b->value, 2);
+	ck_assert(!owner.destroy(lfp::handle<tracked>()));
+	ck_assert_uint_eq(pool.stats().rejected_frees, rejected + 3);
+	ck_assert(owner.destroy(pool.handle_of(b)));
+	ck_assert_int_eq(tracked::gone, 2);
+	expect_live(pool, 0);
+}
+
+START_TEST(destroy_by_handle)
+{
+	lfp::pool<tracked> pool(1);
+
+	destroy_by_handle_in(pool, pool);
+	{
+		lfp::cache<tracked> cache(pool);
+
+		destroy_by_handle_in(pool, cache);
+		tracked *a = pool.make(3);
+		lfp::handle<tracked> h = pool.handle_of(a);
+
+		ck_assert_ptr_eq(cache.resolve(h), a);
+		lfp::cache<tracked> moved(std::move(cache));
+		ck_assert(!cache.destroy(h));
+		ck_assert(moved.destroy(h));
+		ck_assert_ptr_null(moved.resolve(h));
+	}
+	lfp::handle<tracked> h = pool.handle_of(pool.make(4));
+	lfp::pool<tracked> moved(std::move(pool));
+	ck_assert(!pool.destroy(h));
+	ck_assert(moved.destroy(h));
+	expect_live(moved, 0);
+}
+END_TEST
+
+// For a trivially destructible T, destroying by handle is lfp_free_handle
+// alone: threads that race to destroy the same objects by handle release
+// each exactly once.
+START_TEST(racing_destroy_by_handle_trivial)
+{
+	const unsigned n = 1000, nthreads = 4;
+	lfp::pool<std::uint64_t> pool(n);
+	std::vector<lfp::handle<std::uint64_t>> hs;
+	std::atomic<unsigned> won{ 0 };
+	std::vector<std::thread> threads;
+
+	for (unsigned i = 0; i < n; i++)
+		hs.push_back(pool.handle_of(pool.make(i)));
+	for (unsigned t = 0; t < nthreads; t++)
+		threads.emplace_back([&pool, &hs, &won, t] {
+			lfp::cache<std::uint64_t> cache(pool);
+
+			for (unsigned i = 0; i < n; i++) {
+				auto h = hs[(i + t * n / nthreads) % n];
+
+				if (t % 2 ? cache.destroy(h) : pool.destroy(h))
+					won.fetch_add(1);
+			}
+		});
+	for (auto &th : threads)
+		th.join();
+	ck_assert_uint_eq(won, n);
+	expect_live(pool, 0);
+	ck_assert_uint_eq(pool.stats().frees, n);
+}
+END_TEST
+
+// Owners on several threads destroy their objects by handle through their
+// caches, and every handle is stale afterwards.
+START_TEST(owners_destroy_by_handle_across_threads)
+{
+	const unsigned n = 2000, nthreads = 4;
+	lfp::pool<tracked> pool(n);
+	std::vector<lfp::handle<tracked>> hs;
+	std::vector<std::thread> threads;
+	std::atomic<long> done{ 0 }, bad{ 0 };
+
+	tracked::reset();
+	for (unsigned i = 0; i < n; i++)
+		hs.push_back(pool.handle_of(pool.make(static_cast<int>(i))));
+	for (unsigned t = 0; t < nthreads; t++)
+		threads.emplace_back([&pool, &hs, &done, &bad, t] {
+			lfp::cache<tracked> cache(pool);
+
+			for (unsigned i = t; i < n; i += nthreads) {
+				tracked *obj = cache.resolve(hs[i]);
+
+				if (!obj || obj->value != static_cast<int>(i))
+					bad++;
+				done += cache.destroy(hs[i]);
+			}
+		});
+	for (auto &th : threads)
+		th.join();
+	ck_assert_int_eq(bad, 0);
+	ck_assert_int_eq(done, n);
+	ck_assert_int_eq(tracked::gone, n);
+	for (auto h : hs)
+		ck_assert(!pool.destroy(h));
+	expect_live(pool, 0);
+}
+END_TEST
+
+START_TEST(for_each_visits_live_objects)
+{
+	const int n = 100;
+	lfp::pool<tracked> pool(n);
+	std::vector<tracked *> objs;
+	long sum = 0;
+	int seen = 0;
+
+	tracked::reset();
+	for (int i = 0; i < n; i++)
+		objs.push_back(pool.make(i));
+	pool.destroy(objs[0]);
+	ck_assert_int_eq(pool.for_each([&](tracked &t) { sum += t.value; }),
+			 0);
+	ck_assert_int_eq(sum, n * (n - 1) / 2);
+	ck_assert_int_eq(
+		pool.for_each([&](tracked &t, lfp::handle<tracked> h) {
+			ck_assert_ptr_eq(pool.resolve(h), &t);
+			seen++;
+		}),
+		0);
+	ck_assert_int_eq(seen, n - 1);
+
+	// A non-zero result stops the walk and is returned; true is 1.
+	seen = 0;
+	ck_assert_int_eq(pool.for_each([&](const tracked &t) {
+		seen++;
+		return t.value == 50 ? 7 : 0;
+	}),
+			 7);
+	ck_assert_int_eq(seen, 50);
+	ck_assert_int_eq(pool.for_each([](tracked &t) { return t.value > 9; }),
+			 1);
+
+	// Two halves of one extent cover every object once.
+	std::uint32_t e = pool.extent(), b, m;
+	sum = 0;
+	lfp_range(e, 0, 2, &b, &m);
+	ck_assert_int_eq(pool.for_each_range(b, m,
+					     [&](tracked &t) { sum += t.value; }),
+			 0);
+	lfp_range(e, 1, 2, &m, &e);
+	pool.for_each_range(m, e, [&](tracked &t) { sum += t.value; });
+	ck_assert_int_eq(sum, n * (n - 1) / 2);
+
+	// The callback may destroy the object it is given.
+	pool.for_each([&](tracked &t) {
+		if (t.value % 2)
+			pool.destroy(&t);
+	});
+	expect_live(pool, n / 2 - 1);
+	ck_assert_int_eq(tracked::gone, n / 2 + 1);
+
+	lfp::pool<tracked> moved(std::move(pool));
+	ck_assert_int_eq(pool.for_each([](tracked &) {}), -EINVAL);
+	ck_assert_uint_eq(pool.extent(), 0);
+}
+END_TEST
+
+// An exception thrown by the callback stops the walk and leaves for_each
+// after lfp_foreach returned, not through the library.
+START_TEST(for_each_exception_after_the_walk)
+{
+	lfp::pool<tracked> pool(32);
+	int seen = 0;
+	bool caught = false;
+
+	for (int i = 0; i < 20; i++)
+		pool.make(i);
+	try {
+		pool.for_each([&](tracked &t) {
+			seen++;
+			if (t.value == 9)
+				throw std::runtime_error("visit fails");
+		});
+	} catch (const std::runtime_error &e) {
+		caught = std::strcmp(e.what(), "visit fails") == 0;
+	}
+	ck_assert(caught);
+	ck_assert_int_eq(seen, 10);
+	caught = false;
+	try {
+		pool.for_each_range(5, 15, [](tracked &, lfp::handle<tracked>) {
+			throw 42;
+		});
+	} catch (int v) {
+		caught = v == 42;
+	}
+	ck_assert(caught);
+	// The pool carries on, and destroys the 20 at its end.
+	seen = 0;
+	ck_assert_int_eq(pool.for_each([&](tracked &) { seen++; }), 0);
+	ck_assert_int_eq(seen, 20);
+}
+END_TEST
+
+// Workers walk their own shares of one extent at once, each updating the
+// objects of its share (the walk of a game's update phase).
+START_TEST(for_each_range_shares_across_threads)
+{
+	const unsigned n = 4096, nthreads = 4;
+	lfp::pool<tracked> pool(n);
+	std::vector<std::thread> threads;
+
+	for (unsigned i = 0; i < n; i++)
+		pool.make(0);
+	const std::uint32_t extent = pool.extent();
+	for (unsigned k = 0; k < nthreads; k++)
+		threads.emplace_back([&pool, extent, k] {
+			std::uint32_t begin, end;
+
+			lfp_range(extent, k, nthreads, &begin, &end);
+			for (int r = 0; r < 10; r++)
+				pool.for_each_range(begin, end,
+						    [](tracked &t) { t.value++; });
+		});
+	for (auto &th : threads)
+		th.join();
+	ck_assert_int_eq(pool.for_each([](tracked &t) { return t.value != 10; }),
+			 0);
+}
+END_TEST
+
+// A cache's own counters, resolve, and a unique_ptr that destroys into
+// the cache.
+START_TEST(cache_stats_resolve_make_unique)
+{
+	lfp::pool<tracked> pool(16);
+	lfp::cache<tracked> cache(pool);
+
+	tracked::reset();
+	{
+		lfp::cache_unique_ptr<tracked> u = cache.make_unique(5);
+		lfp::handle<tracked> h = pool.handle_of(u.get());
+
+		ck_assert(u);
+		ck_assert_int_eq(u->value, 5);
+		ck_assert_ptr_eq(cache.resolve(h), u.get());
+		ck_assert_uint_eq(cache.stats().allocs, 1);
+		ck_assert_uint_eq(cache.stats().frees, 0);
+		u.reset();
+		ck_assert_ptr_null(cache.resolve(h));
+		ck_assert_int_eq(tracked::gone, 1);
+		ck_assert_uint_eq(cache.stats().frees, 1);
+		u = cache.make_unique(6);
+	}
+	ck_assert_int_eq(tracked::gone, 2);
+	ck_assert_uint_eq(cache.stats().frees, 2);
+	// The pool's other calls are not the cache's.
+	pool.destroy(pool.make(1));
+	ck_assert_uint_eq(cache.stats().allocs, 2);
+	ck_assert_uint_eq(pool.stats().allocs, 3);
+
+	lfp::pool<int> ints(2);
+	lfp::cache<int> ic(ints);
+	static_assert(noexcept(ic.make_unique(1)), "never throws for int");
+	auto a = ic.make_unique(1), b = ic.make_unique(2),
+	     c = ic.make_unique(3);
+	ck_assert(a && b && !c);
+	// A default deleter names no cache: it leaves every object alone.
+	int local = 1;
+	lfp::cache_deleter<int>{}(&local);
+	ck_assert_int_eq(local, 1);
+}
+END_TEST
+
+// A cache may outlive its pool: the pool's end takes the C cache, and the
+// cache's own end then does nothing. A cache made before the pool moved
+// follows it.
+START_TEST(cache_outlives_pool)
+{
+	std::optional<lfp::cache<tracked>> late;
+	std::vector<lfp::cache<tracked>> caches;
+
+	tracked::reset();
+	{
+		lfp::pool<tracked> first(16);
+
+		late.emplace(first);
+		caches.emplace_back(first);
+		caches.emplace_back(first);
+		lfp::pool<tracked> pool(std::move(first));
+
+		ck_assert_ptr_nonnull(late->make(1));
+		ck_assert_ptr_nonnull(caches[0].make(2));
+		caches[1].destroy(caches[1].make(3));
+		ck_assert_int_eq(tracked::made, 3);
+		expect_live(pool, 2);
+	}
+	ck_assert_int_eq(tracked::gone, 3);
+	// Moved and assigned to after the pool's end, then destroyed.
+	lfp::cache<tracked> moved(std::move(caches[0]));
+	caches[1] = std::move(moved);
+	{
+		lfp::pool<tracked> other(4);
+
+		caches[0] = lfp::cache<tracked>(other);
+		ck_assert_ptr_nonnull(caches[0].make(4));
+	}
+	caches.clear();
+	late.reset();
+	ck_assert_int_eq(tracked::made, 4);
+	ck_assert_int_eq(tracked::gone, 4);
+
+	// The other way round, as before: caches first, then the pool.
+	{
+		lfp::pool<tracked> pool(4);
+		lfp::cache<tracked> c(pool);
+
+		c.make(5);
+	}
+	ck_assert_int_eq(tracked::gone, 5);
+}
+END_TEST
+
 int main()
 {
 	Suite *s = suite_create("cxx");
@@ -719,6 +1099,15 @@ int main()
 	tcase_add_test(tc, worker_caches_across_threads);
 	tcase_add_test(tc, exhaustion_gives_nullptr);
 	tcase_add_test(tc, creation_failures_throw);
+	tcase_add_test(tc, stats_aliases);
+	tcase_add_test(tc, destroy_by_handle);
+	tcase_add_test(tc, racing_destroy_by_handle_trivial);
+	tcase_add_test(tc, owners_destroy_by_handle_across_threads);
+	tcase_add_test(tc, for_each_visits_live_objects);
+	tcase_add_test(tc, for_each_exception_after_the_walk);
+	tcase_add_test(tc, for_each_range_shares_across_threads);
+	tcase_add_test(tc, cache_stats_resolve_make_unique);
+	tcase_add_test(tc, cache_outlives_pool);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

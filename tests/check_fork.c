@@ -554,10 +554,285 @@ START_TEST(fork_keeps_magazines_single)
 }
 END_TEST
 
+/*
+ * fork from a signal handler. lfpool.h's fork section: a pool stays
+ * usable across fork in a multithreaded program, and an allocation waits
+ * for a fork 20 ms at most. POSIX.1-2008 lists fork as async-signal-safe,
+ * and the handler below calls nothing else of lfpool's or the C
+ * library's but waitpid. The pool (16 slots, caches of 4 in magazines of 2) is
+ * always nearly exhausted, so allocations keep emptying idle caches into
+ * it; a handler that interrupts such a steal forks while the thread
+ * holds the caches it is emptying. That fork, or one another thread
+ * started meanwhile, must not wait for those caches for good: only the
+ * interrupted steal lets them go.
+ * _i = 0: four threads allocate and release through their implicit
+ * caches, and each in turn gets a signal every half millisecond.
+ * _i = 1: one thread, which empties idle explicit caches of its own
+ * (as a worker with several caches does) and is the one signalled.
+ */
+enum { SF_CAP = 16, SF_WORKERS = 4, SF_HOLD = 4, SF_PARKED = 3 };
+
+static struct lfp_pool *sf_pool;
+static _Atomic uint32_t sf_forks, sf_ready;
+
+static void sf_fork(int sig)
+{
+	int saved = errno;
+	pid_t pid = fork();
+
+	(void)sig;
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0 && waitpid(pid, NULL, 0) == pid)
+		atomic_fetch_add(&sf_forks, 1);
+	errno = saved;
+}
+
+/* Take up to half the pool through the implicit cache (four threads want
+ * twice what there is), then give it back. */
+static void *sf_implicit(void *arg)
+{
+	void *held[SF_CAP / 2];
+	int n;
+
+	(void)arg;
+	/* The first call sets the thread's key (pthread_setspecific may
+	 * malloc): before any signal comes. */
+	lfp_free(sf_pool, lfp_alloc(sf_pool));
+	atomic_fetch_add(&sf_ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (n = 0; n < SF_CAP / 2 && (held[n] = lfp_alloc(sf_pool));
+		     n++)
+			;
+		while (n)
+			lfp_free(sf_pool, held[--n]);
+	}
+	return NULL;
+}
+
+/*
+ * Allocate the whole pool through one cache, then park the objects in
+ * SF_PARKED idle caches, a cache's worth each, and the rest in the first:
+ * its next refill finds the pool empty and steals the parked ones.
+ */
+static void *sf_explicit(void *arg)
+{
+	struct lfp_cache *c[1 + SF_PARKED];
+	void *objs[SF_CAP];
+	int n;
+
+	(void)arg;
+	for (int i = 0; i <= SF_PARKED; i++)
+		ck_assert_ptr_nonnull(c[i] = lfp_cache_create(sf_pool));
+	atomic_fetch_add(&sf_ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (n = 0; n < SF_CAP; n++)
+			if (!(objs[n] = lfp_cache_alloc(c[0])))
+				break;
+		for (int i = 0; i < n; i++)
+			lfp_cache_free(c[(i / SF_HOLD + 1) % (1 + SF_PARKED)],
+				       objs[i]);
+	}
+	for (int i = 0; i <= SF_PARKED; i++)
+		lfp_cache_destroy(c[i]);
+	return NULL;
+}
+
+struct sf_targets {
+	pthread_t *th;
+	int n;
+};
+
+/* Signal the targets in turn, every half millisecond. */
+static void *sf_sender(void *arg)
+{
+	const struct sf_targets *t = arg;
+	const struct timespec gap = { 0, 500000 };
+
+	for (int k = 0; !atomic_load_explicit(&stop, memory_order_relaxed);
+	     k++) {
+		pthread_kill(t->th[k % t->n], SIGUSR1);
+		nanosleep(&gap, NULL);
+	}
+	return NULL;
+}
+
+START_TEST(fork_in_handler_during_steal)
+{
+	struct lfp_config c = { .obj_size = 64, .capacity = SF_CAP,
+				.cache_size = SF_HOLD, .batch_size = 2 };
+	struct sigaction sa = { .sa_handler = sf_fork }, old;
+	int nw = _i ? 1 : SF_WORKERS;
+	uint32_t want = under_sanitizer() ? 100 : 300;
+	struct sf_targets targets;
+	pthread_t th[SF_WORKERS], sender;
+	struct test_watchdog wd;
+	uint64_t until;
+
+	ck_assert_int_eq(lfp_create(&c, &sf_pool), 0);
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+	atomic_store(&stop, 0);
+	atomic_store(&sf_forks, 0);
+	atomic_store(&sf_ready, 0);
+	test_watchdog_start(&wd, 5, "forks from signal handlers during steals");
+	for (int i = 0; i < nw; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL,
+						_i ? sf_explicit : sf_implicit,
+						NULL), 0);
+	while (atomic_load(&sf_ready) < (uint32_t)nw)
+		sched_yield();
+	targets = (struct sf_targets){ th, nw };
+	ck_assert_int_eq(pthread_create(&sender, NULL, sf_sender, &targets), 0);
+	until = test_now_ns() + 1500000000u;
+	while (atomic_load(&sf_forks) < want && test_now_ns() < until)
+		usleep(1000);
+	atomic_store(&stop, 1);
+	pthread_join(sender, NULL);
+	for (int i = 0; i < nw; i++)
+		pthread_join(th[i], NULL);
+	test_watchdog_stop(&wd);
+	sigaction(SIGUSR1, &old, NULL);
+	ck_assert_uint_gt(atomic_load(&sf_forks), 0);
+	lfp_destroy(sf_pool);
+}
+END_TEST
+
+/*
+ * An atfork handler registered before lfpool's that takes a lock of the
+ * program's and calls nothing of lfpool's: lfpool.h forbids such
+ * handlers only to call lfpool. Its prepare runs after lfpool's, so
+ * while it waits for the lock every cache is held by the fork. The
+ * thread that holds the lock meanwhile calls lfp_cache_flush (or
+ * lfp_cache_destroy, or exits with an implicit cache), which "blocks
+ * ... while fork is being prepared": the fork must not wait for it in
+ * turn, or neither ends. This is a worker that flushes its cache before
+ * it lets its queue's lock go, while another thread forks.
+ * _i: 0 lfp_cache_flush, 1 lfp_cache_destroy, 2 the exit of a thread
+ * with an implicit cache, which the lock's holder joins.
+ */
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int early_armed;
+static _Thread_local bool early_held; /* the forking thread took it */
+
+static void early_prepare(void)
+{
+	if ((early_held = atomic_load(&early_armed)))
+		pthread_mutex_lock(&early_lock);
+}
+
+static void early_after(void)
+{
+	if (early_held)
+		pthread_mutex_unlock(&early_lock);
+	early_held = false;
+}
+
+/*
+ * Prepare handlers run in the reverse order of registration; lfpool
+ * registers its own in a constructor of default priority. This one runs
+ * before it (priorities run in increasing order, the default last), so
+ * early_prepare runs after lfpool's prepare.
+ */
+__attribute__((constructor(101))) static void early_register(void)
+{
+	if (pthread_atfork(early_prepare, early_after, early_after))
+		abort();
+}
+
+static struct lfp_pool *early_pool;
+static _Atomic uint64_t early_rounds;
+
+/* Work for 20 us under the lock, so that forks often find it held. */
+static void early_work(void)
+{
+	uint64_t until = test_now_ns() + 20000;
+
+	while (test_now_ns() < until)
+		;
+}
+
+static void *early_exiting(void *arg)
+{
+	(void)arg;
+	lfp_free(early_pool, lfp_alloc(early_pool));
+	early_work();
+	return NULL; /* the key's destructor gives the cache back */
+}
+
+static void *early_holder(void *arg)
+{
+	struct lfp_cache *c = NULL;
+	int mode = (int)(intptr_t)arg;
+	pthread_t t;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		pthread_mutex_lock(&early_lock);
+		if (mode == 2) {
+			ck_assert_int_eq(pthread_create(&t, NULL, early_exiting,
+							NULL), 0);
+			pthread_join(t, NULL);
+		} else {
+			if (!c)
+				ck_assert_ptr_nonnull(
+					c = lfp_cache_create(early_pool));
+			lfp_cache_free(c, lfp_cache_alloc(c));
+			early_work();
+			if (mode == 1) {
+				lfp_cache_destroy(c);
+				c = NULL;
+			} else {
+				lfp_cache_flush(c);
+			}
+		}
+		pthread_mutex_unlock(&early_lock);
+		atomic_fetch_add(&early_rounds, 1);
+		usleep(50); /* let the forking thread take the lock */
+	}
+	lfp_cache_destroy(c);
+	return NULL;
+}
+
+START_TEST(fork_against_flush_under_app_lock)
+{
+	struct lfp_config c = { .obj_size = 64, .capacity = 256 };
+	int forks = under_sanitizer() ? 50 : 200, status, i;
+	struct test_watchdog wd;
+	uint64_t until;
+	pthread_t th;
+	pid_t pid;
+
+	ck_assert_int_eq(lfp_create(&c, &early_pool), 0);
+	atomic_store(&stop, 0);
+	atomic_store(&early_rounds, 0);
+	atomic_store(&early_armed, 1);
+	test_watchdog_start(&wd, 5, "fork against a flush under the "
+				    "application's lock");
+	ck_assert_int_eq(pthread_create(&th, NULL, early_holder,
+					(void *)(intptr_t)_i), 0);
+	while (atomic_load(&early_rounds) == 0)
+		sched_yield();
+	until = test_now_ns() + 1500000000u;
+	for (i = 0; i < forks && test_now_ns() < until; i++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	test_watchdog_stop(&wd);
+	atomic_store(&early_armed, 0);
+	lfp_destroy(early_pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fork");
 	TCase *tc = tcase_create("fork");
+	TCase *rc = tcase_create("regress");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fork_while_busy);
@@ -566,5 +841,10 @@ int main(void)
 	tcase_add_test(tc, fork_against_signal_handler);
 	tcase_add_test(tc, fork_keeps_magazines_single);
 	suite_add_tcase(s, tc);
+	/* Regressions: promises of lfpool.h an adversarial review broke. */
+	tcase_set_timeout(rc, 30);
+	tcase_add_loop_test(rc, fork_in_handler_during_steal, 0, 2);
+	tcase_add_loop_test(rc, fork_against_flush_under_app_lock, 0, 3);
+	suite_add_tcase(s, rc);
 	return test_run(s);
 }

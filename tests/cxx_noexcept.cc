@@ -1,6 +1,7 @@
 // lfpool.hpp without exceptions and RTTI: built with -fno-exceptions
 // -fno-rtti, this program uses the main API (pools, caches, handles,
-// unique_ptr, pool_resource), and checks that a pool that cannot be made
+// unique_ptr, destroy by handle, for_each, a cache that outlives its
+// pool, pool_resource), and checks that a pool that cannot be made
 // prints why and aborts. A plain program: it exits non-zero on a failure.
 #include <lfpool.hpp>
 
@@ -81,6 +82,37 @@ void pools_caches_handles()
 	EXPECT(named::made == 6 && named::gone == 6);
 }
 
+void handles_walks_late_caches()
+{
+	named::made = named::gone = 0;
+	lfp::cache<named> *late;
+	{
+		lfp::pool<named> pool(8);
+		named *a = pool.make("a");
+		lfp::handle<named> h = pool.handle_of(a);
+		int seen = 0;
+
+		pool.make("b");
+		EXPECT(pool.for_each([&](named &n, lfp::handle<named> nh) {
+			seen++;
+			EXPECT(pool.resolve(nh) == &n);
+		}) == 0);
+		EXPECT(seen == 2);
+		EXPECT(pool.for_each([](named &n) { return n.name == "b"; }) ==
+		       1);
+		EXPECT(pool.destroy(h) && !pool.destroy(h));
+		EXPECT(named::gone == 1);
+
+		late = new lfp::cache<named>(pool);
+		lfp::cache_unique_ptr<named> u = late->make_unique("u");
+		EXPECT(u && late->stats().allocs == 1);
+		EXPECT(late->destroy(pool.handle_of(u.release())));
+		late->make("left for the pool");
+	}
+	EXPECT(named::made == 4 && named::gone == 4);
+	delete late; // the pool took its C cache: nothing to do
+}
+
 void memory_resource()
 {
 	lfp::pool_resource res(64, 1000);
@@ -135,6 +167,7 @@ int main()
 {
 	creation_failure_aborts();
 	pools_caches_handles();
+	handles_walks_late_caches();
 	memory_resource();
 	if (failures)
 		std::fprintf(stderr, "cxx_noexcept: %d failures\n", failures);

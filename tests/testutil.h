@@ -3,9 +3,13 @@
 #define LFP_TESTUTIL_H
 
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -79,6 +83,85 @@ static inline size_t rss_bytes(void)
 	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
 	fclose(f);
 	return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* CLOCK_MONOTONIC in nanoseconds, for tests that run for a set time. */
+static inline uint64_t test_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * A deadline for a test that may hang (a deadlock, a spin that never
+ * ends): unless test_watchdog_stop comes first, a thread of its own
+ * fails the test `seconds` after test_watchdog_start, naming `what`.
+ * Check's failure ends the test's process (its fork mode) whatever the
+ * other threads are stuck in, so a hang fails in seconds instead of
+ * stalling the run until the tcase's timeout. The watchdog blocks every
+ * signal: a test's signals are for the threads under test.
+ */
+struct test_watchdog {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	unsigned seconds;
+	const char *what;
+};
+
+static inline void *test_watchdog_run(void *arg)
+{
+	struct test_watchdog *wd = arg;
+	struct timespec until;
+	bool done;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += wd->seconds;
+	pthread_mutex_lock(&wd->mu);
+	while (!wd->done && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&wd->cv, &wd->mu, &until);
+	done = wd->done;
+	pthread_mutex_unlock(&wd->mu);
+	if (!done)
+		ck_abort_msg("hung: %s, still running after %u s", wd->what,
+			     wd->seconds);
+	return NULL;
+}
+
+static inline void test_watchdog_start(struct test_watchdog *wd,
+				       unsigned seconds, const char *what)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	wd->done = false;
+	wd->seconds = seconds;
+	wd->what = what;
+	pthread_mutex_init(&wd->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wd->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ck_assert_int_eq(pthread_create(&wd->th, NULL, test_watchdog_run, wd),
+			 0);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static inline void test_watchdog_stop(struct test_watchdog *wd)
+{
+	pthread_mutex_lock(&wd->mu);
+	wd->done = true;
+	pthread_cond_signal(&wd->cv);
+	pthread_mutex_unlock(&wd->mu);
+	pthread_join(wd->th, NULL);
+	pthread_cond_destroy(&wd->cv);
+	pthread_mutex_destroy(&wd->mu);
 }
 
 /* Run one suite; the exit status says whether it passed. */

@@ -17,6 +17,9 @@
 # - Any other comment documents the declaration below it (a macro, a
 #   type), listed in lfpool.3 and shown in the SYNOPSIS of the functions
 #   whose prototypes use that type.
+# - The inline fast paths at the end (#if !defined(LFP_NO_INLINE) ... up
+#   to "#endif /* the inline fast paths */") are not API: their comment
+#   becomes the NOTES of lfpool.3, their code is left out.
 # A function without a comment, or one whose comment lacks "Thread
 # safety" or "Progress", fails the run, and so does a page set that is
 # not exactly the list in -v pages (the Makefile's, which installs them).
@@ -237,6 +240,12 @@ state == "decl" {
 	next
 }
 
+state == "internal" {
+	if ($0 ~ /^#endif \/\* the inline fast paths/)
+		state = "code"
+	next
+}
+
 /^[ \t]*\/\*/ {
 	flush_comment()
 	ctext = comment_line($0)
@@ -256,6 +265,14 @@ state == "decl" {
 
 /^#(ifndef|define) LFPOOL_H|^#endif \/\* LFPOOL_H|^#include/ {
 	flush_comment()
+	next
+}
+
+/^#if !defined\(LFP_NO_INLINE\)/ {
+	if (pending)
+		inline_note = ctext
+	pending = 0
+	state = "internal"
 	next
 }
 
@@ -586,11 +603,12 @@ function overview(   out, L, n, i, body, s) {
 		if (kind[i] == "decl")
 			out = out ".PP\n.nf\n" (raw[i] == "" ? "" : codeblock(raw[i])) \
 			      codeblock(code[i]) ".fi\n"
+	out = out ".SH NOTES\n" prose(inline_note)
 	out = out ".SH SEE ALSO\n"
 	for (i = 1; i <= nitem; i++)
 		if (kind[i] == "func")
 			out = out ".BR " name[i] " (3),\n"
-	out = out ".BR lfpool\\-stress (1)\n"
+	out = out ".BR lfpool.hpp (3),\n.BR lfpool\\-stress (1)\n"
 	write_page("lfpool.3", out)
 }
 
@@ -600,6 +618,8 @@ END {
 		fail("the header ends inside a " state)
 	if (!have_top)
 		fail("no comment describes the library")
+	if (inline_note == "")
+		fail("no comment above the inline fast paths (#if !defined(LFP_NO_INLINE))")
 	if (failed)
 		exit 1
 	if (outdir == "")

@@ -54,4 +54,17 @@ void __tsan_release(void *addr);
 #define lfpi_tsan_release(addr) ((void)(addr))
 #endif
 
+/*
+ * lock.c: the library's mutexes, taken so that a fork from a signal
+ * handler knows which ones its own thread holds. lfpi_lock and
+ * lfpi_unlock are pthread_mutex_lock and _unlock, plus the note;
+ * lfpi_lock_mine says whether this thread holds m. Nested holds are
+ * counted; the first LFPI_LOCKS_HELD_MAX are known by name.
+ */
+#include <pthread.h>
+#define LFPI_LOCKS_HELD_MAX 4
+void lfpi_lock(pthread_mutex_t *m);
+void lfpi_unlock(pthread_mutex_t *m);
+bool lfpi_lock_mine(const pthread_mutex_t *m);
+
 #endif /* LFPOOL_BASE_H */

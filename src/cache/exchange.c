@@ -375,8 +375,9 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
  * its prepare to its parent handler, and an atfork handler that runs in
  * between may wait for a lock our caller holds: that wait is bounded
  * (lfpi_cache_fork_wait), and then the slots stay in the cache, free
- * slots that a starving thread takes by stealing. Returns whether the
- * cache was drained.
+ * slots that a starving thread takes by stealing; so do they, at once,
+ * when the thief is a steal of this thread's that the caller interrupted.
+ * Returns whether the cache was drained.
  */
 bool lfpi_cache_drain(struct lfp_cache *c)
 {
@@ -384,7 +385,10 @@ bool lfpi_cache_drain(struct lfp_cache *c)
 
 	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
 		lfpi_cache_leave(c);
-		if (lfpi_cache_fork_busy() && !lfpi_cache_fork_wait())
+		/* The thief may be a steal of ours that a signal handler (or
+		 * the atfork handler of a fork from one) interrupted. */
+		if (lfpi_cache_steals_held ||
+		    (lfpi_cache_fork_busy() && !lfpi_cache_fork_wait()))
 			return false;
 		sched_yield();
 	}

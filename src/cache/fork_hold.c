@@ -57,8 +57,6 @@ static uint32_t cache_fork_take(struct lfp_cache *c, uint64_t until)
 
 void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 {
-	uint64_t until = lfpi_cache_now_ns() +
-			 LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 	struct lfp_cache *c, *head;
 	bool fenced;
 
@@ -67,7 +65,7 @@ void lfpi_cache_fork_prepare(struct lfp_pool *pool)
 	pool->fork_caches = head;
 	lfpi_cache_steals_held++;
 	for (c = head; c; c = c->reg_next)
-		c->fork_hold = cache_fork_take(c, until);
+		c->fork_hold = cache_fork_take(c, lfpi_cache_fork_until());
 	/* Without the barrier (a sandbox forbade membarrier after it was
 	 * registered) an owner entering right now might be missed: then
 	 * every cache counts as busy. */
@@ -121,7 +119,13 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		hold = covered ? c->fork_hold : CACHE_FORK_TAKEN;
 		mine = lfpi_cache_is_mine(c);
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
-		atomic_store_explicit(&c->hot.active, 0, memory_order_relaxed);
+		/* One of ours that was busy is still in its operation: the
+		 * frame a signal handler interrupted to fork goes on with it
+		 * when the handler returns, and a steal meanwhile (the handler
+		 * allocating) must see it busy, as in the parent. */
+		if (!(mine && covered && c->fork_busy))
+			atomic_store_explicit(&c->hot.active, 0,
+					      memory_order_relaxed);
 		/* membarrier may be gone in the child
 		 * (lfpi_cache_fork_child_init). */
 		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
@@ -147,8 +151,10 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 		}
 		c->fork_busy = 0;
 		c->fork_hold = CACHE_FORK_TAKEN;
-		if (s == LFPI_CACHE_EXITING ||
-		    (s == LFPI_CACHE_IMPLICIT && !mine)) {
+		/* An exiting cache of ours: the exit a handler interrupted
+		 * goes on to give it back. */
+		if ((s == LFPI_CACHE_EXITING || s == LFPI_CACHE_IMPLICIT) &&
+		    !mine) {
 			if (hold != CACHE_FORK_MINE)
 				lfpi_cache_empty(c, &c->spare, &retries);
 			atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,

@@ -11,11 +11,29 @@
 
 #include "cache/private.h"
 
+/* Non-zero while this thread holds LFPI_CTL_STEAL on some caches (inside
+ * a steal, or between fork's prepare and parent/child handlers): it must
+ * never wait for a steal to end, which may be its own. Here, below every
+ * file that counts or reads it (steal.c, fork_hold.c, exchange.c). */
+LFPI_TLS uint32_t lfpi_cache_steals_held;
+
 /* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
 static _Atomic uint32_t cache_fork_busy;
 
+/* When fork's prepare stops waiting for thieves (fork_hold.c): one
+ * deadline for the whole fork, every pool. The forking thread's, under
+ * fork.c's lock. */
+static uint64_t cache_fork_until;
+
+uint64_t lfpi_cache_fork_until(void)
+{
+	return cache_fork_until;
+}
+
 void lfpi_cache_fork_begin(void)
 {
+	cache_fork_until = lfpi_cache_now_ns() +
+			   LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 	/* seq_cst: ordered before fork_prepare's claims on the caches, so a
 	 * thread that finds its cache claimed (lfpi_cache_enter) and then
 	 * looks here sees it. */

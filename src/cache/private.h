@@ -13,8 +13,10 @@
 /* The bits of ctl by which thieves ask something of the owner. */
 #define CACHE_ASKS (LFPI_CTL_STEAL | LFPI_CTL_FLUSH)
 
-/* fork_wait.c: CLOCK_MONOTONIC in nanoseconds (async-signal-safe). */
+/* fork_wait.c: CLOCK_MONOTONIC in nanoseconds (async-signal-safe), and
+ * when the fork being prepared stops waiting for thieves. */
 uint64_t lfpi_cache_now_ns(void);
+uint64_t lfpi_cache_fork_until(void);
 
 /* exchange.c */
 /* The cache's counter at offset off of struct lfpi_counters, with the

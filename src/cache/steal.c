@@ -20,10 +20,6 @@
 /* How many caches one steal round may empty. */
 #define CACHE_STEAL_MAX 32
 
-/* Non-zero while this thread holds LFPI_CTL_STEAL on some caches (inside
- * a steal, or between fork's prepare and parent/child handlers): it must
- * never wait for a steal to end, which may be its own. */
-LFPI_TLS uint32_t lfpi_cache_steals_held;
 /*
  * Which caches this thread holds as a thief: one record per steal in
  * progress (a signal handler may steal while the frame it interrupted

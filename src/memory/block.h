@@ -137,6 +137,7 @@ struct lfp_pool {
 	 * fork_prepare took (the registry's head then). */
 	struct lfp_pool *fork_next, *fork_prev;
 	struct lfp_cache *fork_caches;
+	bool fork_took;           /* fork.c: its prepare took grow_lock */
 
 	struct lfpi_counters shard[LFPI_SHARDS];
 };

@@ -35,7 +35,16 @@
 #include "pool/fork.h"
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lfp_pool *fork_pools; /* under fork_lock */
+/*
+ * The pools, under fork_lock. A fork from a signal handler that
+ * interrupted lfpi_fork_add or lfpi_fork_remove walks the list half
+ * changed: each store keeps it walkable by fork_next (a pool is in it or
+ * not), and the signal fences keep the compiler from reordering them.
+ */
+static struct lfp_pool *fork_pools;
+/* Whether fork_prepare took fork_lock (see fork_take); the forking
+ * thread's, between its handlers. */
+static bool fork_took_list;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_init_err;
 
@@ -44,13 +53,27 @@ static int fork_init_err;
  * grow_lock may be interrupted by a signal handler allocating from
  * another pool, which must not find its cache taken meanwhile.
  */
+/*
+ * Take m for the fork, unless this thread holds it already: then fork was
+ * called from a signal handler that interrupted the holder, which goes
+ * on after the handler returns (in the parent and in the child) and lets
+ * go itself (lock.c). Returns whether we took it.
+ */
+static bool fork_take(pthread_mutex_t *m)
+{
+	if (lfpi_lock_mine(m))
+		return false;
+	pthread_mutex_lock(m);
+	return true;
+}
+
 static void fork_prepare(void)
 {
 	struct lfp_pool *p;
 
-	pthread_mutex_lock(&fork_lock);
+	fork_took_list = fork_take(&fork_lock);
 	for (p = fork_pools; p; p = p->fork_next)
-		pthread_mutex_lock(&p->grow_lock);
+		p->fork_took = fork_take(&p->grow_lock);
 	lfpi_cache_fork_begin();
 	for (p = fork_pools; p; p = p->fork_next)
 		lfpi_cache_fork_prepare(p);
@@ -60,10 +83,12 @@ static void fork_parent(void)
 {
 	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
 		lfpi_cache_fork_parent(p);
-		pthread_mutex_unlock(&p->grow_lock);
+		if (p->fork_took)
+			pthread_mutex_unlock(&p->grow_lock);
 	}
 	lfpi_cache_fork_end();
-	pthread_mutex_unlock(&fork_lock);
+	if (fork_took_list)
+		pthread_mutex_unlock(&fork_lock);
 }
 
 /* The child's only thread is the one that took the locks in
@@ -73,10 +98,12 @@ static void fork_child(void)
 	lfpi_cache_fork_child_init();
 	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
 		lfpi_cache_fork_child(p);
-		pthread_mutex_unlock(&p->grow_lock);
+		if (p->fork_took)
+			pthread_mutex_unlock(&p->grow_lock);
 	}
 	lfpi_cache_fork_end();
-	pthread_mutex_unlock(&fork_lock);
+	if (fork_took_list)
+		pthread_mutex_unlock(&fork_lock);
 }
 
 static void fork_init(void)
@@ -104,23 +131,25 @@ __attribute__((constructor)) static void fork_load(void)
 
 void lfpi_fork_add(struct lfp_pool *pool)
 {
-	pthread_mutex_lock(&fork_lock);
+	lfpi_lock(&fork_lock);
 	pool->fork_prev = NULL;
 	pool->fork_next = fork_pools;
 	if (fork_pools)
 		fork_pools->fork_prev = pool;
+	atomic_signal_fence(memory_order_seq_cst); /* whole, then listed */
 	fork_pools = pool;
-	pthread_mutex_unlock(&fork_lock);
+	lfpi_unlock(&fork_lock);
 }
 
 void lfpi_fork_remove(struct lfp_pool *pool)
 {
-	pthread_mutex_lock(&fork_lock);
+	lfpi_lock(&fork_lock);
 	if (pool->fork_prev)
 		pool->fork_prev->fork_next = pool->fork_next;
 	else
 		fork_pools = pool->fork_next;
+	atomic_signal_fence(memory_order_seq_cst); /* unlisted, then unlinked */
 	if (pool->fork_next)
 		pool->fork_next->fork_prev = pool->fork_prev;
-	pthread_mutex_unlock(&fork_lock);
+	lfpi_unlock(&fork_lock);
 }

@@ -59,7 +59,7 @@ static int grow_step(struct lfp_pool *pool, uint32_t seen)
 	uint32_t cur, want;
 	int err;
 
-	pthread_mutex_lock(&pool->grow_lock);
+	lfpi_lock(&pool->grow_lock);
 	cur = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 	if (cur != seen) {
 		err = 0; /* another thread grew it meanwhile: try that */
@@ -69,7 +69,7 @@ static int grow_step(struct lfp_pool *pool, uint32_t seen)
 		want = cur > pool->capacity - cur ? pool->capacity : 2 * cur;
 		err = grow_to(pool, want);
 	}
-	pthread_mutex_unlock(&pool->grow_lock);
+	lfpi_unlock(&pool->grow_lock);
 	return err;
 }
 
@@ -154,9 +154,9 @@ int lfp_reserve(struct lfp_pool *pool, uint32_t n)
 
 	if (!pool || n > pool->capacity)
 		return -EINVAL;
-	pthread_mutex_lock(&pool->grow_lock);
+	lfpi_lock(&pool->grow_lock);
 	err = grow_to(pool, n);
-	pthread_mutex_unlock(&pool->grow_lock);
+	lfpi_unlock(&pool->grow_lock);
 	if (err || !pool->map || !n)
 		return err;
 	/*

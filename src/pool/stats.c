@@ -127,10 +127,10 @@ void lfp_cache_stats(const struct lfp_cache *cache, struct lfp_stats *out)
 	if (!cache || !out)
 		return;
 	lfp_stats(cache->pool, out);
-	/* Hits, then frees, then allocs, as in lfp_stats: a release follows
-	 * its allocation, and allocs include the hits, so read in this order
-	 * hits <= allocs and frees <= allocs (the clamp absorbs a count read
-	 * across a fold). */
+	/* Hits, then frees, then allocs, as in lfp_stats: allocs include
+	 * the hits, so read in this order hits <= allocs (the clamp absorbs
+	 * a count read across a fold). frees may pass allocs: a worker may
+	 * release through this cache what others allocated. */
 	out->cache_hits = lfpi_cache_stat(cache, 0);
 	out->frees = lfpi_cache_stat(cache, 2);
 	out->allocs = lfpi_cache_stat(cache, 1);

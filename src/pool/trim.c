@@ -226,13 +226,13 @@ size_t lfp_trim(struct lfp_pool *pool)
 
 	if (!pool || !pool->map)
 		return 0;
-	pthread_mutex_lock(&pool->grow_lock);
+	lfpi_lock(&pool->grow_lock);
 	/* An empty list has nothing to give back; leaving trim_seq alone
 	 * then spares allocations on an exhausted pool a second look. */
 	if (!lfpi_stack_is_empty(&pool->free) ||
 	    !lfpi_depot_is_empty(&pool->depot))
 		bytes = trim_locked(pool);
-	pthread_mutex_unlock(&pool->grow_lock);
+	lfpi_unlock(&pool->grow_lock);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->trimmed_bytes, bytes,
 				  memory_order_relaxed);
 	return bytes;

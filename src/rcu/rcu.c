@@ -47,7 +47,7 @@ struct lfpi_rcu_slot *lfpi_rcu_table(struct lfp_pool *pool)
 
 	if (LFPI_LIKELY(t))
 		return t;
-	pthread_mutex_lock(&pool->grow_lock);
+	lfpi_lock(&pool->grow_lock);
 	t = atomic_load_explicit(&pool->rcu, memory_order_relaxed);
 	if (!t) {
 		size = (size_t)pool->capacity * sizeof(*t);
@@ -62,7 +62,7 @@ struct lfpi_rcu_slot *lfpi_rcu_table(struct lfp_pool *pool)
 					      memory_order_release);
 		}
 	}
-	pthread_mutex_unlock(&pool->grow_lock);
+	lfpi_unlock(&pool->grow_lock);
 	return t;
 }
 
