@@ -648,7 +648,7 @@ static void pretend_pairs(struct lfp_cache *c, uint64_t pairs)
  * Counts stay 64-bit through a cache's fast path: 2^50 + 2^48 allocation
  * and release pairs through one cache (over a month of a thread at 3 ns
  * a pair) raise allocs and frees by as much, across the fold of hot.top's
- * allocation part (cache.c) at the next move (pretend_pairs stands in
+ * allocation part (cache/exchange.c) at the next move (pretend_pairs stands in
  * for the pairs).
  */
 START_TEST(cache_counts_past_2_48_pairs)
