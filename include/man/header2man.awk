@@ -1,7 +1,7 @@
 # header2man.awk: the section 3 manual of lfpool, made from lfpool.h.
 #
 #   awk -v version=0.1.0 [-v pages="lfpool.3 lfp_alloc.3 ..."] \
-#       -f header2man.awk include/lfpool.h
+#       -f roff.awk -f header2man.awk include/lfpool.h
 #
 # The header's comments are the contract, so the pages are written from
 # them and from nothing else: one page per function (LFP_API prototypes
@@ -43,11 +43,6 @@ function fail(msg) {
 	failed = 1
 }
 
-function trim(s) {
-	sub(/^[ \t]+/, "", s)
-	sub(/[ \t]+$/, "", s)
-	return s
-}
 
 # ---------------------------------------------------------------------
 # Reading the header
@@ -305,32 +300,6 @@ function inline(s,   out, m) {
 	return s
 }
 
-# A line of code for a no-fill block: tabs expanded, nothing interpreted.
-function codeline(s,   out, c, i, col) {
-	out = ""
-	col = 0
-	for (i = 1; i <= length(s); i++) {
-		c = substr(s, i, 1)
-		if (c == "\t") {
-			do {
-				out = out " "
-				col++
-			} while (col % 8)
-		} else {
-			out = out c
-			col++
-		}
-	}
-	gsub(/\\/, "\\e", out)
-	gsub(/-/, "\\-", out)
-	gsub(/'/, "\\(aq", out)
-	gsub(/`/, "\\(ga", out)
-	if (out ~ /^\./)
-		out = "\\&" out
-	if (out == "")
-		out = "\\&"
-	return out "\n"
-}
 
 function codeblock(s,   L, n, i, out) {
 	n = split(s, L, "\n")

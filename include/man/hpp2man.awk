@@ -2,7 +2,7 @@
 # lfpool.hpp as header2man.awk makes section 3 from lfpool.h.
 #
 #   awk -v version=0.1.0 [-v pages="lfpool.3 lfp_alloc.3 ..."] \
-#       -f hpp2man.awk include/lfpool.hpp >lfpool.hpp.3
+#       -f roff.awk -f hpp2man.awk include/lfpool.hpp >lfpool.hpp.3
 #
 # The header's comments are the contract, so the page says what they say:
 # - The first comment describes the interface (NAME and DESCRIPTION).
@@ -33,11 +33,6 @@ function fail(msg) {
 	failed = 1
 }
 
-function trim(s) {
-	sub(/^[ \t]+/, "", s)
-	sub(/[ \t]+$/, "", s)
-	return s
-}
 
 # Braces opened less closed on a line (the header balances those of
 # initialisers such as st{} on their line).
@@ -226,30 +221,6 @@ function inline(s,   out, m) {
 	return s
 }
 
-function codeline(s,   out, c, i, col) {
-	out = ""
-	col = 0
-	for (i = 1; i <= length(s); i++) {
-		c = substr(s, i, 1)
-		if (c == "\t") {
-			do {
-				out = out " "
-				col++
-			} while (col % 8)
-		} else {
-			out = out c
-			col++
-		}
-	}
-	gsub(/\\/, "\\e", out)
-	gsub(/-/, "\\-", out)
-	gsub(/'/, "\\(aq", out)
-	if (out ~ /^\./)
-		out = "\\&" out
-	if (out == "")
-		out = "\\&"
-	return out "\n"
-}
 
 function codeblock(s,   L, n, i, out) {
 	sub(/\n$/, "", s)
