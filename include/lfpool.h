@@ -77,12 +77,15 @@
  * stealing); and a thread in the middle of an lfp call at the fork loses
  * its cached slots to the child (never to the parent). fork may be
  * called from a signal handler (POSIX lists it as async-signal-safe),
- * even one that interrupted an lfp call (a growth, lfp_trim, lfp_reserve,
- * lfp_create, lfp_destroy or a pool's first lfp_free_deferred included:
- * the interrupted call finishes in the parent and in the child once the
- * handler returns), unless another thread forks at the same moment while
- * the interrupted call is one of those six, which hold a lock: the two
- * forks then wait for each other for good. Then prepare waits 20 ms at
+ * even one that interrupted a fork of the same thread (lfpool's fork
+ * handlers run with signals blocked, so the inner fork comes wholly
+ * before or after them), the thread's exit, or an lfp call (a growth,
+ * lfp_trim, lfp_reserve, lfp_create, lfp_destroy or a pool's first
+ * lfp_free_deferred included: the interrupted call finishes in the
+ * parent and in the child once the handler returns), unless another
+ * thread forks at the same moment while the interrupted call is one of
+ * those six, which hold a lock: the two forks then wait for each other
+ * for good. Then prepare waits 20 ms at
  * most, for the whole fork, for caches other threads are emptying (their
  * slots are then lost to the child), and not at all for one the
  * interrupted call is emptying, except in the few instructions between

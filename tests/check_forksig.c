@@ -283,6 +283,118 @@ START_TEST(fork_in_handler_during_trim)
 }
 END_TEST
 
+/*
+ * The thread forks, and a signal handler of its own forks again while
+ * the first fork is inside lfpool's handlers, which hold the library's
+ * locks: the second fork must not wait for them (lfpool blocks signals
+ * from its prepare to its parent handler). One thread, so no lock of the
+ * C library is involved.
+ */
+static void fs_fork_quit(int sig)
+{
+	(void)sig;
+	if (fork() == 0)
+		fs_exit(0);
+	fs_forks++;
+}
+
+START_TEST(fork_in_handler_during_fork)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 256 };
+	struct lfp_pool *pools[20];
+	int forks = under_sanitizer() ? 300 : 2000;
+	void *o;
+
+	for (int i = 0; i < 20; i++) {
+		ck_assert_int_eq(lfp_create(&cfg, &pools[i]), 0);
+		o = lfp_alloc(pools[i]); /* a cache for prepare to take */
+		ck_assert_int_eq(lfp_free(pools[i], o), 0);
+	}
+	signal(SIGCHLD, SIG_IGN); /* no zombies to reap */
+	fs_on(SIGALRM, fs_fork_quit);
+	fs_timer(700);
+	for (int i = 0; i < forks; i++)
+		if (fork() == 0)
+			fs_exit(0);
+	fs_timer(0);
+	for (int i = 0; i < 20; i++) {
+		expect_accounted(pools[i], 0);
+		lfp_destroy(pools[i]);
+	}
+}
+END_TEST
+
+/*
+ * A thread exits holding implicit caches, the first on its list an
+ * orphan (its pool destroyed meanwhile), which the exit unmaps; signals
+ * aimed at it fork from its handler all along. The child reads the
+ * thread's list of caches: it must never meet an unmapped one (it died
+ * of SIGSEGV, every time, when the list kept them until the end).
+ */
+#define FS_NP 50
+static struct lfp_pool *fs_pools[FS_NP], *fs_doomed;
+static _Atomic int fs_stage, fs_tid, fs_crashed;
+
+static void fs_fork_wait(int sig)
+{
+	pid_t pid;
+	int st;
+
+	(void)sig;
+	if ((pid = fork()) == 0)
+		fs_exit(0);
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && !WIFEXITED(st))
+		atomic_fetch_add(&fs_crashed, 1);
+}
+
+static void *fs_orphan_worker(void *arg)
+{
+	(void)arg;
+	atomic_store(&fs_tid, (int)syscall(SYS_gettid));
+	for (int i = 0; i < FS_NP; i++)
+		lfp_free(fs_pools[i], lfp_alloc(fs_pools[i]));
+	/* The newest cache heads the thread's list. */
+	lfp_free(fs_doomed, lfp_alloc(fs_doomed));
+	atomic_store(&fs_stage, 1);
+	while (atomic_load(&fs_stage) != 2)
+		sched_yield();
+	return NULL; /* the exit gives the caches back */
+}
+
+START_TEST(fork_in_handler_during_exit_with_orphan)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 256 };
+	int rounds = under_sanitizer() ? 10 : 40;
+	pthread_t th;
+
+	for (int i = 0; i < FS_NP; i++)
+		ck_assert_int_eq(lfp_create(&cfg, &fs_pools[i]), 0);
+	fs_on(SIGUSR1, fs_fork_wait);
+	for (int r = 0; r < rounds && !atomic_load(&fs_crashed); r++) {
+		ck_assert_int_eq(lfp_create(&cfg, &fs_doomed), 0);
+		atomic_store(&fs_stage, 0);
+		ck_assert_int_eq(pthread_create(&th, NULL, fs_orphan_worker,
+						NULL), 0);
+		while (atomic_load(&fs_stage) != 1)
+			sched_yield();
+		lfp_destroy(fs_doomed); /* its cache becomes an orphan */
+		atomic_store(&fs_stage, 2);
+		/* Signals until the thread is gone, spaced differently each
+		 * round. */
+		for (int k = 0; k < 500 &&
+				syscall(SYS_tgkill, getpid(),
+					atomic_load(&fs_tid), SIGUSR1) == 0;
+		     k++)
+			if (r % 4)
+				usleep((useconds_t)(r % 4) * 5);
+		pthread_join(th, NULL);
+	}
+	ck_assert_int_eq(atomic_load(&fs_crashed), 0);
+	for (int i = 0; i < FS_NP; i++)
+		lfp_destroy(fs_pools[i]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("forksig");
@@ -292,6 +404,8 @@ int main(void)
 	tcase_add_test(tc, fork_in_handler_during_own_cache_op);
 	tcase_add_test(tc, fork_in_handler_during_exit);
 	tcase_add_test(tc, fork_in_handler_during_trim);
+	tcase_add_test(tc, fork_in_handler_during_fork);
+	tcase_add_test(tc, fork_in_handler_during_exit_with_orphan);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

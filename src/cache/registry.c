@@ -190,8 +190,10 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	return c;
 }
 
-/* Owner: hand the cache back to the registry for the next thread. */
-static void cache_release(struct lfp_cache *c)
+/* Owner: hand the cache back to the registry for the next thread. If
+ * mine is not NULL, it is the link of the thread's list that holds c, and
+ * c leaves the list just before another thread may claim it. */
+static void cache_release(struct lfp_cache *c, struct lfp_cache **mine)
 {
 	uint32_t spare;
 
@@ -209,6 +211,12 @@ static void cache_release(struct lfp_cache *c)
 	c->spare = LFPI_NIL;
 	atomic_signal_fence(memory_order_seq_cst);
 	lfpi_depot_put_spare(&c->pool->depot, spare);
+	/* Off the thread's list before another thread may claim it (see
+	 * cache_thread_exit). */
+	if (mine) {
+		*mine = c->tls_next;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	/* Release: pairs with the acquire CAS in cache_claim and the acquire
 	 * load in lfpi_cache_destroy_all. */
 	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
@@ -252,6 +260,9 @@ struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 		if (atomic_load_explicit(&c->state, memory_order_acquire) ==
 		    LFPI_CACHE_ORPHANED) {
 			*pp = c->tls_next;
+			/* Off the list before unmapped: a fork from a
+			 * signal handler reads it (cache_thread_exit). */
+			atomic_signal_fence(memory_order_seq_cst);
 			cache_unmap(c);
 			continue;
 		}
@@ -263,25 +274,33 @@ struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 /* pthread key destructor: give back every implicit cache of the thread. */
 static void cache_thread_exit(void *unused)
 {
-	struct lfp_cache *c, *next;
+	struct lfp_cache *c;
 	uint32_t s;
 
 	(void)unused;
 	lfpi_cache_last = NULL;
-	for (c = cache_mine; c; c = next) {
-		next = c->tls_next;
+	/*
+	 * Each cache stays on cache_mine while we give it back, and leaves
+	 * it before it is unmapped or another thread may claim it: a fork
+	 * from a signal handler of ours reads the list (lfpi_cache_is_mine),
+	 * and must leave our half-given-back cache to us, but never read an
+	 * unmapped one nor take another thread's for ours.
+	 */
+	while ((c = cache_mine)) {
 		s = LFPI_CACHE_IMPLICIT;
 		/* Acquire on failure: pairs with the CAS in
 		 * lfpi_cache_destroy_all; on success the pool stays alive
 		 * until we store DEAD (it waits for EXITING to end). */
 		if (atomic_compare_exchange_strong_explicit(
 			    &c->state, &s, LFPI_CACHE_EXITING,
-			    memory_order_acquire, memory_order_acquire))
-			cache_release(c);
-		else
+			    memory_order_acquire, memory_order_acquire)) {
+			cache_release(c, &cache_mine);
+		} else {
+			cache_mine = c->tls_next;
+			atomic_signal_fence(memory_order_seq_cst);
 			cache_unmap(c); /* orphaned: the pool is gone */
+		}
 	}
-	cache_mine = NULL;
 	/* A later key's destructor may still call us: it gets the shared
 	 * path, not a cache that nothing would give back. */
 	cache_exited = true;
@@ -368,7 +387,7 @@ struct lfp_cache *lfp_cache_create(struct lfp_pool *pool)
 void lfp_cache_destroy(struct lfp_cache *cache)
 {
 	if (cache)
-		cache_release(cache);
+		cache_release(cache, NULL);
 }
 
 bool lfpi_cache_is_mine(const struct lfp_cache *c)

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include "pool/fork.h"
 
@@ -67,11 +68,24 @@ static bool fork_take(pthread_mutex_t *m)
 	return true;
 }
 
+/*
+ * From prepare to the parent or child handler the forking thread holds
+ * the locks without noting them (lock.c), so it blocks every signal
+ * meanwhile: a handler that forked in there would wait for itself. The
+ * mask it had is kept here, under fork_lock, and set again once the
+ * locks are dropped.
+ */
+static sigset_t fork_mask;
+
 static void fork_prepare(void)
 {
 	struct lfp_pool *p;
+	sigset_t all, old;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	fork_took_list = fork_take(&fork_lock);
+	fork_mask = old;
 	for (p = fork_pools; p; p = p->fork_next)
 		p->fork_took = fork_take(&p->grow_lock);
 	lfpi_cache_fork_begin();
@@ -79,31 +93,38 @@ static void fork_prepare(void)
 		lfpi_cache_fork_prepare(p);
 }
 
-static void fork_parent(void)
+/* After the fork, in the parent (child = false) or the child: the caches
+ * back to their owners (or the dead threads' recycled), the locks
+ * dropped, the signal mask as it was. The child's only thread is the one
+ * that took the locks in fork_prepare, so it may release them. */
+static void fork_finish(bool child)
 {
+	sigset_t old = fork_mask;
+
+	if (child)
+		lfpi_cache_fork_child_init();
 	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
-		lfpi_cache_fork_parent(p);
+		if (child)
+			lfpi_cache_fork_child(p);
+		else
+			lfpi_cache_fork_parent(p);
 		if (p->fork_took)
 			pthread_mutex_unlock(&p->grow_lock);
 	}
 	lfpi_cache_fork_end();
 	if (fork_took_list)
 		pthread_mutex_unlock(&fork_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The child's only thread is the one that took the locks in
- * fork_prepare, so it may release them. */
+static void fork_parent(void)
+{
+	fork_finish(false);
+}
+
 static void fork_child(void)
 {
-	lfpi_cache_fork_child_init();
-	for (struct lfp_pool *p = fork_pools; p; p = p->fork_next) {
-		lfpi_cache_fork_child(p);
-		if (p->fork_took)
-			pthread_mutex_unlock(&p->grow_lock);
-	}
-	lfpi_cache_fork_end();
-	if (fork_took_list)
-		pthread_mutex_unlock(&fork_lock);
+	fork_finish(true);
 }
 
 static void fork_init(void)
