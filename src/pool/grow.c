@@ -59,6 +59,12 @@ static int grow_step(struct lfp_pool *pool, uint32_t seen)
 	uint32_t cur, want;
 	int err;
 
+	/* Full grown already, as when we looked: no lock (and none of its
+	 * system calls, lock.c) for an exhaustion that is a normal state.
+	 * Relaxed: the limit only grows; a stale value takes the lock. */
+	cur = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	if (cur == seen && cur == pool->capacity)
+		return -ENOSPC;
 	lfpi_lock(&pool->grow_lock);
 	cur = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 	if (cur != seen) {
