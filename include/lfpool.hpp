@@ -227,8 +227,20 @@ template <class F, class... Args> int visit_result(F &fn, Args &&...args)
  * exception the callable throws is caught here, before it can reach the
  * library's C frames; it stops the walk, and finish throws it again once
  * lfp_foreach has returned.
+ *
+ * Exceptions says which way it was compiled: a program may build one
+ * file with exceptions and another with -fno-exceptions, and the two
+ * must not share one definition of walk (the linker would keep one, and
+ * the other file's exceptions could run through the C frames); as
+ * different types, they do not.
  */
-template <class T, class F> struct walk {
+#ifdef __cpp_exceptions
+#define LFPI_HPP_EXCEPTIONS true
+#else
+#define LFPI_HPP_EXCEPTIONS false
+#endif
+template <class T, class F, bool Exceptions = LFPI_HPP_EXCEPTIONS>
+struct walk {
 	static_assert(std::is_invocable_v<F &, T &, handle<T>> ||
 			      std::is_invocable_v<F &, T &>,
 		      "lfp::pool<T>::for_each calls fn(T &, lfp::handle<T>) "
@@ -672,7 +684,9 @@ private:
 		return c;
 	}
 
-	static int destroy_visit(void *obj, lfp_handle, void *)
+	/* noexcept: a destructor that throws ends the program here, never
+	 * unwinding through lfp_foreach's C frames. */
+	static int destroy_visit(void *obj, lfp_handle, void *) noexcept
 	{
 		static_cast<T *>(obj)->~T();
 		return 0;
