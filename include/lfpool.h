@@ -1372,6 +1372,37 @@ struct lfpi_cache_hot {
 	_Atomic(struct lfp_pool *) pool;
 };
 
+/*
+ * The words of a pool the inline paths read, at the start of every
+ * struct lfp_pool; read-only after lfp_create. Not part of the API.
+ */
+struct lfpi_pool_hot {
+	/* The pool's entry in every thread's table of implicit caches
+	 * (lfpi_cache_tab): a small number, reused after lfp_destroy. */
+	uint32_t num;
+};
+
+/*
+ * The calling thread's implicit caches, one entry per pool number (an
+ * entry names the cache of pool num & mask, or a cache of no pool:
+ * never NULL). An entry is only a hint: it is the pool's cache if that
+ * cache's pool word is the pool, checked on every use, and a destroyed
+ * pool's caches match no pool. The table grows out of line, in the
+ * thread's first call on a pool of a higher number. Not part of the API.
+ */
+struct lfpi_cache_tab {
+	struct lfp_cache **v;
+	uint32_t mask;
+};
+
+#if defined(__GNUC__)
+/* Initial-exec: a caller in a shared object reads it with one load, no
+ * __tls_get_addr (the library reserves its static TLS at load). */
+#define LFPI_H_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define LFPI_H_TLS
+#endif
+
 /* The out-of-line halves, in the library. Not part of the API. */
 LFP_API void *lfpi_cache_alloc_slow(struct lfp_cache *cache, uint32_t ctl);
 LFP_API void lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
@@ -1379,8 +1410,7 @@ LFP_API void lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
 LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
 LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
 LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
-/* The calling thread's cache last used through lfp_alloc or lfp_free. */
-LFP_API extern _Thread_local struct lfp_cache *lfpi_cache_last;
+LFP_API extern _Thread_local struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
 
 #define LFPI_TOP_SHIFT 13
 #define LFPI_TOP_COUNT ((UINT64_C(1) << LFPI_TOP_SHIFT) - 1)
@@ -1404,15 +1434,14 @@ LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 	return atomic_load_explicit(&c->ctl, memory_order_acquire);
 }
 
-LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
+/* lfp_cache_alloc on a cache that is not NULL. */
+LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	_Atomic uint32_t *g;
 	uint32_t ctl, n, idx;
 	uint64_t top;
 
-	if (!LFPI_H_LIKELY(c))
-		return (void *)0;
 	ctl = lfpi_cache_enter_fast(c);
 	top = atomic_load_explicit(&c->top, memory_order_relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
@@ -1435,15 +1464,14 @@ LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
 	return c->objs + (size_t)idx * c->stride;
 }
 
-LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
+/* lfp_cache_free on a cache that is not NULL. */
+LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	uint64_t off, q, idx, top;
 	_Atomic uint32_t *g;
 	uint32_t ctl, n, gen;
 
-	if (!LFPI_H_LIKELY(c))
-		return -EINVAL;
 	/*
 	 * The slot, by exact division: with stride = odd << shift, the
 	 * product by the odd part's inverse, rotated right by shift, is the
@@ -1493,28 +1521,60 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 	return 0;
 }
 
+LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
+{
+	if (!LFPI_H_LIKELY(cache != (struct lfp_cache *)0))
+		return (void *)0;
+	return lfpi_cache_alloc_body(cache);
+}
+
+LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
+{
+	if (!LFPI_H_LIKELY(cache != (struct lfp_cache *)0))
+		return -EINVAL;
+	return lfpi_cache_free_body(cache, obj);
+}
+
+/*
+ * The calling thread's table entry for pool (not NULL): its implicit
+ * cache of pool if lfpi_cache_is_of says so; otherwise the out-of-line
+ * path finds or makes one.
+ */
+LFPI_H_INLINE struct lfp_cache *lfpi_cache_entry(const struct lfp_pool *pool)
+{
+	const struct lfpi_pool_hot *p = (const struct lfpi_pool_hot *)pool;
+
+	return lfpi_cache_tab.v[p->num & lfpi_cache_tab.mask];
+}
+
+LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
+				    const struct lfp_pool *pool)
+{
+	/* Relaxed: a cache's pool word is written once, by the lfp_destroy
+	 * that makes it an orphan (its own address, matching no pool),
+	 * which happens before any call on a pool made later at the same
+	 * address. */
+	return atomic_load_explicit(&((struct lfpi_cache_hot *)c)->pool,
+				    memory_order_relaxed) == pool;
+}
+
 LFPI_H_INLINE void *lfpi_alloc_inline(struct lfp_pool *pool)
 {
-	struct lfp_cache *c = lfpi_cache_last;
+	struct lfp_cache *c;
 
-	/* Relaxed: written once by lfp_destroy, which happens before any
-	 * call on a pool made at the same address afterwards. */
-	if (LFPI_H_LIKELY(c && atomic_load_explicit(
-				       &((struct lfpi_cache_hot *)c)->pool,
-				       memory_order_relaxed) == pool))
-		return lfpi_cache_alloc_inline(c);
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	    LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+		return lfpi_cache_alloc_body(c);
 	return lfpi_alloc_slow(pool);
 }
 
 LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 {
-	struct lfp_cache *c = lfpi_cache_last;
+	struct lfp_cache *c;
 
-	/* Relaxed: as in lfpi_alloc_inline. */
-	if (LFPI_H_LIKELY(c && atomic_load_explicit(
-				       &((struct lfpi_cache_hot *)c)->pool,
-				       memory_order_relaxed) == pool))
-		return lfpi_cache_free_inline(c, obj);
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	    LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+		return lfpi_cache_free_body(c, obj);
 	return lfpi_free_slow(pool, obj);
 }
 

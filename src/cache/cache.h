@@ -47,11 +47,13 @@ struct lfp_cache {
 	struct lfpi_cache_hot hot; /* first: lfpool.h reads it */
 	struct lfp_pool *pool;     /* hot.pool until orphaned, then still this */
 	uint64_t pool_id;
+	uint32_t num;              /* the pool's number (lfpi_cache_tab) */
 	uint32_t batch;            /* slots per magazine */
 	uint32_t quirks;           /* the pool's */
 	uint32_t ctl_keep;         /* LFPI_CTL_SLOW or 0: ctl's lasting bits */
 	uint32_t spare;            /* the owner's empty magazine, or LFPI_NIL */
 	_Atomic uint32_t state;    /* LFPI_CACHE_* */
+	void *map;                 /* its mapping (it starts in there) */
 	size_t map_size;           /* bytes mapped for it */
 	uint32_t fork_busy;        /* fork.c: its owner was inside an
 				      operation as fork was prepared */
@@ -97,6 +99,13 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 			  uint32_t *emptied, uint32_t *retries);
 /* Set up what caches need once per process: 0 or -errno. */
 int lfpi_cache_global_init(void);
+/* Pool numbers (the threads' tables of implicit caches are indexed by
+ * them): lfp_create takes one, lfp_destroy gives it back after
+ * lfpi_cache_destroy_all. A pool beyond LFPI_POOL_NUMS has none
+ * (LFPI_NIL). */
+#define LFPI_POOL_NUMS 4096u
+void lfpi_cache_number(struct lfp_pool *pool);
+void lfpi_cache_unnumber(struct lfp_pool *pool);
 /* At lfp_destroy: free or orphan every cache of the pool. */
 void lfpi_cache_destroy_all(struct lfp_pool *pool);
 /* Around fork(2): see fork.c. */
@@ -112,13 +121,11 @@ uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
 
 static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
 {
-	struct lfp_cache *c = lfpi_cache_last;
+	struct lfp_cache *c = lfpi_cache_entry(pool);
 
-	/* Relaxed: as in lfpi_alloc_inline (lfpool.h). */
-	if (LFPI_LIKELY(c && atomic_load_explicit(&c->hot.pool,
-						  memory_order_relaxed) == pool))
-		return c;
-	return lfpi_cache_implicit_slow(pool);
+	return LFPI_LIKELY(lfpi_cache_is_of(c, pool))
+		       ? c
+		       : lfpi_cache_implicit_slow(pool);
 }
 
 /* Owner-only counter: a load and a store, no read-modify-write. */

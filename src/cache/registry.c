@@ -3,7 +3,8 @@
  * sit in a registry that only grows; a cache given up is marked dead and
  * reused by the next thread, so there is no thread limit and no table to
  * size. A thread's implicit caches, one per pool it used, are found from
- * lfpi_cache_last or its own list, and given back when the thread exits
+ * its table (lfpi_cache_tab, indexed by the pool's number, read inline by
+ * lfpool.h) or its own list, and given back when the thread exits
  * (a pthread key's destructor). Here too: lfp_cache_create and
  * lfp_cache_destroy, the sums and walks over every cache, the counters
  * lfp_cache_stats reports, and the setup once per process. Calls
@@ -22,7 +23,30 @@
 
 #include "cache/private.h"
 
-LFPI_TLS struct lfp_cache *lfpi_cache_last;
+/*
+ * The entry of every table slot no cache fills: its pool word is its own
+ * address, so it matches no pool (as an orphan's). The initial table is
+ * cache_nil_tab, one entry, never written: a thread's first cache makes
+ * it a table of its own (cache_tab_put).
+ */
+static struct lfpi_cache_hot cache_nil = {
+	.pool = (struct lfp_pool *)(void *)&cache_nil,
+};
+static struct lfp_cache *const cache_nil_tab[1] = {
+	(struct lfp_cache *)(void *)&cache_nil,
+};
+LFPI_TLS struct lfpi_cache_tab lfpi_cache_tab = {
+	(struct lfp_cache **)cache_nil_tab, 0
+};
+
+/*
+ * Pool numbers, one bit each, set while a pool has it: lfp_create takes
+ * the lowest clear one, so the threads' tables stay as small as the
+ * number of pools alive at once, and lfp_destroy clears it once no cache
+ * of the pool matches it any more. Pools beyond LFPI_POOL_NUMS get
+ * LFPI_NIL and are found through the thread's list (cache_mine).
+ */
+static _Atomic uint64_t cache_nums[LFPI_POOL_NUMS / 64];
 
 /* The calling thread's implicit caches, one per pool it used. */
 static LFPI_TLS struct lfp_cache *cache_mine;
@@ -62,27 +86,43 @@ int lfpi_cache_global_init(void)
  * from a thread's first call. A cache is a page or a few, made once per
  * thread and pool and recycled, never per operation.
  */
+/*
+ * Each cache starts at one of CACHE_COLORS offsets in its pages, in
+ * turn: the owner's fast path stores to its first words on every
+ * operation, and a thread going through the caches of several pools in
+ * turn would otherwise load each one's words from the same offset in a
+ * page as the stores it just made to another's, which the processor
+ * takes for a dependence until it has the full addresses (4K aliasing).
+ */
+#define CACHE_COLORS 16
+
 static struct lfp_cache *cache_map(struct lfp_pool *pool)
 {
+	static _Atomic uint32_t colors;
 	size_t page = lfpi_page_size();
-	size_t bytes = sizeof(struct lfp_cache) +
+	/* Relaxed: any spread will do. */
+	size_t color = (atomic_fetch_add_explicit(&colors, 1,
+						  memory_order_relaxed) %
+			CACHE_COLORS) * LFPI_CACHELINE * 2;
+	size_t bytes = color + sizeof(struct lfp_cache) +
 		       pool->cache_size * sizeof(_Atomic uint32_t);
 	struct lfp_cache *c;
-	void *p;
+	char *p;
 
 	bytes = (bytes + page - 1) & ~(page - 1);
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	c = p;
+	c = (struct lfp_cache *)(void *)(p + color);
+	c->map = p;
 	c->map_size = bytes;
 	return c;
 }
 
 static void cache_unmap(struct lfp_cache *c)
 {
-	munmap(c, c->map_size);
+	munmap(c->map, c->map_size);
 }
 
 /* The counters lfp_cache_stats reports, by index in lfpi_cache_stat(). */
@@ -122,6 +162,117 @@ static void cache_stats_reset(struct lfp_cache *c)
 		c->base[i] = cache_ctr(c, i);
 }
 
+void lfpi_cache_number(struct lfp_pool *pool)
+{
+	uint64_t w;
+	int bit;
+
+	pool->hot.num = LFPI_NIL;
+	for (unsigned i = 0; i < LFPI_POOL_NUMS / 64; i++) {
+		w = atomic_load_explicit(&cache_nums[i], memory_order_relaxed);
+		while (~w) {
+			bit = __builtin_ctzll(~w);
+			/* Acquire: pairs with the release in
+			 * lfpi_cache_unnumber, so the caches of the
+			 * number's last pool are orphans to us. */
+			if (atomic_compare_exchange_weak_explicit(
+				    &cache_nums[i], &w, w | UINT64_C(1) << bit,
+				    memory_order_acquire, memory_order_relaxed)) {
+				pool->hot.num = i * 64 + (uint32_t)bit;
+				return;
+			}
+		}
+	}
+}
+
+void lfpi_cache_unnumber(struct lfp_pool *pool)
+{
+	uint32_t num = pool->hot.num;
+
+	if (num == LFPI_NIL)
+		return;
+	/* Release: pairs with the acquire CAS in lfpi_cache_number; the
+	 * pool's caches were made orphans (lfpi_cache_destroy_all) before. */
+	atomic_fetch_and_explicit(&cache_nums[num / 64],
+				  ~(UINT64_C(1) << (num % 64)),
+				  memory_order_release);
+}
+
+/*
+ * Make c the thread's entry for its pool's number, growing the table to
+ * hold it (a page of entries at first, then twice as many each time). A
+ * signal handler of this thread may read the table at any point (an
+ * lfp_alloc on a pool without caches reads an entry before it finds it
+ * is not its pool's): the new table is filled before it is published,
+ * its address is stored before its larger mask, and the old one is
+ * unmapped after both, so a handler sees either table whole. Without
+ * memory the entry is not made: the thread finds c through its list.
+ */
+static void cache_tab_put(struct lfp_cache *c)
+{
+	struct lfpi_cache_tab *t = &lfpi_cache_tab;
+	bool none = t->v == (struct lfp_cache **)cache_nil_tab;
+	uint32_t num = c->num, want;
+	size_t page = lfpi_page_size(), bytes;
+	struct lfp_cache **v;
+
+	if (num == LFPI_NIL)
+		return;
+	if (none || num > t->mask) {
+		bytes = none ? page : ((size_t)t->mask + 1) * sizeof(*v);
+		while (bytes / sizeof(*v) <= num)
+			bytes *= 2;
+		if (bytes < page)
+			bytes = page;
+		v = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v == MAP_FAILED)
+			return;
+		want = (uint32_t)(bytes / sizeof(*v) - 1);
+		for (uint32_t i = 0; i <= want; i++)
+			v[i] = none || i > t->mask ? cache_nil_tab[0] : t->v[i];
+		struct lfp_cache **old = t->v;
+		size_t old_bytes = ((size_t)t->mask + 1) * sizeof(*v);
+
+		t->v = v;
+		atomic_signal_fence(memory_order_seq_cst);
+		t->mask = want;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (!none)
+			munmap(old, old_bytes < page ? page : old_bytes);
+	}
+	t->v[num] = c;
+}
+
+/* c is about to be unmapped or handed on: its entry, if it has one, goes
+ * back to the nil cache. */
+static void cache_tab_drop(const struct lfp_cache *c)
+{
+	struct lfpi_cache_tab *t = &lfpi_cache_tab;
+
+	if (c->num != LFPI_NIL && (c->num & t->mask) == c->num &&
+	    t->v[c->num] == c) {
+		t->v[c->num] = cache_nil_tab[0];
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+}
+
+/* The thread's table, at its exit: back to the nil one, then unmapped. */
+static void cache_tab_free(void)
+{
+	struct lfpi_cache_tab *t = &lfpi_cache_tab;
+	struct lfp_cache **old = t->v;
+	size_t page = lfpi_page_size(), bytes = ((size_t)t->mask + 1) * sizeof(*old);
+
+	if (old == (struct lfp_cache **)cache_nil_tab)
+		return;
+	t->mask = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->v = (struct lfp_cache **)cache_nil_tab;
+	atomic_signal_fence(memory_order_seq_cst);
+	munmap(old, bytes < page ? page : bytes);
+}
+
 /* Fill in a new cache of pool. */
 static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 		       uint32_t kind)
@@ -130,6 +281,7 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 
 	c->pool = pool;
 	c->pool_id = pool->id;
+	c->num = pool->hot.num;
 	c->batch = pool->batch;
 	c->quirks = pool->quirks;
 	c->ctl_keep = pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0;
@@ -240,7 +392,7 @@ static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
 	if (cache_key_set && (c = cache_claim(pool, LFPI_CACHE_IMPLICIT))) {
 		c->tls_next = cache_mine;
 		cache_mine = c;
-		lfpi_cache_last = c;
+		cache_tab_put(c);
 	}
 	cache_making = false;
 	return c;
@@ -250,15 +402,19 @@ struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache **pp = &cache_mine, *c;
 
-	/* It may be an orphan freed below: never leave it dangling. */
-	lfpi_cache_last = NULL;
 	while ((c = *pp)) {
-		if (c->pool == pool && c->pool_id == pool->id)
-			return lfpi_cache_last = c;
+		if (c->pool == pool && c->pool_id == pool->id) {
+			/* Not in the table: pools beyond its numbers, or
+			 * one whose entry had no memory to grow, or the
+			 * number's last pool's orphan still there. */
+			cache_tab_put(c);
+			return c;
+		}
 		/* Acquire: pairs with the CAS in lfpi_cache_destroy_all. An
 		 * orphan's pool is gone; the cache is ours to free. */
 		if (atomic_load_explicit(&c->state, memory_order_acquire) ==
 		    LFPI_CACHE_ORPHANED) {
+			cache_tab_drop(c);
 			*pp = c->tls_next;
 			/* Off the list before unmapped: a fork from a
 			 * signal handler reads it (cache_thread_exit). */
@@ -278,7 +434,8 @@ static void cache_thread_exit(void *unused)
 	uint32_t s;
 
 	(void)unused;
-	lfpi_cache_last = NULL;
+	/* The table first: its entries name the caches given back below. */
+	cache_tab_free();
 	/*
 	 * Each cache stays on cache_mine while we give it back, and leaves
 	 * it before it is unmapped or another thread may claim it: a fork

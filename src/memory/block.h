@@ -65,11 +65,12 @@ static inline uint32_t lfpi_gen_freed(uint32_t gen)
 
 struct lfp_pool {
 	/* Read-only after lfp_create. */
+	struct lfpi_pool_hot hot; /* first: lfpool.h reads it */
+	uint32_t capacity;
 	char *objs;               /* the object region */
 	struct lfpi_slot *slots;  /* metadata, one per slot */
 	size_t stride;            /* bytes from one object to the next */
 	size_t region_size;       /* capacity * stride */
-	uint32_t capacity;
 	uint32_t stride_shift;    /* log2(stride) if a power of two, else 0 */
 	uint32_t stride_tz;       /* stride = odd << stride_tz */
 	uint64_t stride_inv;      /* odd's inverse modulo 2^64 */

@@ -175,6 +175,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	((struct lfp_pool *)base)->map_size = map_size;
 	lfpi_debug_init((struct lfp_pool *)base);
 	pool_set_quirks((struct lfp_pool *)base);
+	lfpi_cache_number((struct lfp_pool *)base);
 	lfpi_fork_add((struct lfp_pool *)base);
 	*out = (struct lfp_pool *)base;
 	return 0;
@@ -187,6 +188,7 @@ void lfp_destroy(struct lfp_pool *pool)
 	lfpi_fork_remove(pool);
 	lfpi_rcu_destroy(pool);
 	lfpi_cache_destroy_all(pool);
+	lfpi_cache_unnumber(pool);
 	lfpi_debug_destroy(pool);
 	lfpi_trim_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
