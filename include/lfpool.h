@@ -31,7 +31,11 @@
  * allocation and release out of line; in a program without ASan nothing
  * is poisoned and the inline paths are unchanged. An object released with
  * lfp_free_deferred is poisoned when its grace period ends. Under
- * Valgrind, memcheck sees released objects as freed heap blocks.
+ * Valgrind, memcheck sees released objects as freed heap blocks, and
+ * every pool takes the out-of-line paths; with LFP_VALGRIND=profile in
+ * the environment, pools are not shown to memcheck and keep their inline
+ * paths, so that callgrind and cachegrind count the code the program
+ * runs outside Valgrind.
  *
  * Async-signal safety: a signal handler may call lfp_cache_alloc,
  * lfp_cache_free and lfp_cache_free_handle on an explicit cache that only

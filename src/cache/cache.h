@@ -84,7 +84,11 @@ struct lfp_cache {
  */
 #define LFPI_ORPHAN(c) ((struct lfp_pool *)(void *)(c))
 
-/* How an owner's entry to an operation is ordered against a thief. */
+/* How an owner's entry to an operation is ordered against a thief: 0
+ * seq_cst on both sides, LFPI_MB_SYSCALL membarrier(2), LFPI_MB_SERIAL
+ * nothing at all (under Valgrind, which runs one thread at a time). */
+#define LFPI_MB_SYSCALL 1
+#define LFPI_MB_SERIAL 2
 extern int lfpi_cache_membarrier;
 
 /* The calling thread's cache for pool, made on first use; NULL if none

@@ -167,7 +167,7 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 void lfpi_cache_fork_child_init(void)
 {
 #if defined(__linux__) && defined(__NR_membarrier)
-	if (lfpi_cache_membarrier &&
+	if (lfpi_cache_membarrier == LFPI_MB_SYSCALL &&
 	    syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
 		    0, 0))
 		lfpi_cache_membarrier = 0; /* one thread: switching is safe */

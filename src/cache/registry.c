@@ -22,6 +22,7 @@
 #endif
 
 #include "cache/private.h"
+#include "tools/debug.h"
 
 /*
  * The entry of every table slot no cache fills: its pool word is its own
@@ -67,10 +68,14 @@ static void cache_global_init(void)
 {
 	cache_init_err = -pthread_key_create(&cache_key, cache_thread_exit);
 #if defined(__linux__) && defined(__NR_membarrier)
-	lfpi_cache_membarrier =
-		syscall(__NR_membarrier,
-			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	if (!syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		     0, 0))
+		lfpi_cache_membarrier = LFPI_MB_SYSCALL;
 #endif
+	/* Valgrind has no membarrier; it needs none, as it runs one thread
+	 * at a time, switching through a lock (a full barrier). */
+	if (lfpi_debug_vg_profile())
+		lfpi_cache_membarrier = LFPI_MB_SERIAL;
 }
 
 int lfpi_cache_global_init(void)

@@ -182,6 +182,16 @@ const char *lfpi_pool_label(const struct lfp_pool *pool,
 	return buf;
 }
 
+bool lfpi_debug_vg_profile(void)
+{
+	const char *v;
+
+	if (!RUNNING_ON_VALGRIND)
+		return false;
+	v = getenv("LFP_VALGRIND");
+	return v && !strcmp(v, "profile");
+}
+
 void lfpi_debug_init(struct lfp_pool *pool)
 {
 	uint32_t d = 0;
@@ -195,7 +205,7 @@ void lfpi_debug_init(struct lfp_pool *pool)
 		d &= ~LFPI_DBG_FILL;
 	if (DEBUG_ASAN_PRESENT)
 		d |= LFPI_DBG_ASAN;
-	if (RUNNING_ON_VALGRIND) {
+	if (RUNNING_ON_VALGRIND && !lfpi_debug_vg_profile()) {
 		/* memcheck knows better what is defined: no fill to check. */
 		d = (d & ~LFPI_DBG_FILL) | LFPI_DBG_VALGRIND;
 		VALGRIND_CREATE_MEMPOOL(pool, 0, 0);

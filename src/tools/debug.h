@@ -14,6 +14,13 @@
 #define LFPI_DBG_VALGRIND 4u /* memcheck mempool client requests */
 #define LFPI_DBG_REPORT 8u   /* name the slot of a refused release */
 
+/*
+ * Whether the program runs under Valgrind with LFP_VALGRIND=profile in
+ * its environment: then pools are not shown to memcheck (their fast
+ * paths stay inline, for callgrind and cachegrind to count), and the
+ * thread caches rely on Valgrind running one thread at a time.
+ */
+bool lfpi_debug_vg_profile(void);
 /* Set pool->debug and tell the tools about the pool. */
 void lfpi_debug_init(struct lfp_pool *pool);
 void lfpi_debug_destroy(struct lfp_pool *pool);
