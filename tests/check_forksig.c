@@ -6,9 +6,11 @@
  * handler got a slot twice, 2 if the interrupted frame, resumed in the
  * child, then did.
  */
+#define _GNU_SOURCE /* REG_EFL, for single-stepping */
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -395,6 +397,124 @@ START_TEST(fork_in_handler_during_exit_with_orphan)
 }
 END_TEST
 
+/*
+ * A thread's first lfp_alloc on a pool claims a cache (a new one, or a
+ * dead one another thread gave back), and only then puts it on its list:
+ * a fork from a signal handler in between must leave that cache to the
+ * frame that goes on claiming it in the child, not give it up as the
+ * cache of a thread that did not come along (the child then handed the
+ * same cache out again through lfp_cache_create, and segfaulted on it
+ * once its pool was destroyed). The call runs single-stepped (x86-64
+ * Linux: the trap flag), forking at every instruction; each child
+ * finishes the call, then checks.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(REG_EFL)
+#define FS_TF 0x100
+static struct lfp_pool *fs_first;
+static volatile sig_atomic_t fs_child, fs_children, fs_failed;
+
+static void fs_step_fork(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *efl = &((ucontext_t *)uc)->uc_mcontext.gregs[REG_EFL];
+	pid_t pid;
+	int st = 0, err = errno;
+
+	(void)sig;
+	(void)si;
+	if ((pid = fork()) == 0) {
+		*efl &= ~(greg_t)FS_TF; /* the child runs on, not stepped */
+		fs_child = 1;
+		return;
+	}
+	if (pid > 0)
+		/* SIGUSR2, raised by the stepped frame, may interrupt it */
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fs_failed++;
+	fs_children++;
+	errno = err;
+}
+
+static void fs_step(int sig, siginfo_t *si, void *uc)
+{
+	greg_t *efl = &((ucontext_t *)uc)->uc_mcontext.gregs[REG_EFL];
+
+	(void)si;
+	*efl = sig == SIGUSR1 ? *efl | FS_TF : *efl & ~(greg_t)FS_TF;
+}
+
+/* In the child, after the interrupted call finished. */
+static void fs_first_check(void *obj)
+{
+	struct lfp_pool *again;
+	struct lfp_cache *ex;
+	int bad = 0;
+
+	ex = lfp_cache_create(fs_first);
+	bad |= !obj || !ex ||
+	       ex == lfpi_cache_entry(fs_first); /* ours, handed out again */
+	lfp_cache_destroy(ex);
+	bad |= lfp_free(fs_first, obj) != 0;
+	lfp_destroy(fs_first);
+	/* fs_first's number: the entry of our cache must not be read. */
+	if (lfp_create(&(struct lfp_config){ .obj_size = 64, .capacity = 64 },
+		       &again) == 0) {
+		lfp_free(again, lfp_alloc(again));
+		lfp_destroy(again);
+	}
+	fs_exit(bad ? 3 : 0);
+}
+
+static void *fs_give_back(void *arg)
+{
+	(void)arg;
+	lfp_free(fs_first, lfp_alloc(fs_first)); /* its exit: a dead cache */
+	return NULL;
+}
+
+START_TEST(fork_in_handler_during_first_alloc)
+{
+	struct sigaction sa = { .sa_flags = SA_SIGINFO };
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 256 };
+	pthread_t th;
+	void *obj;
+
+	if (under_sanitizer())
+		return; /* their runtimes defer or wrap signals */
+	sigemptyset(&sa.sa_mask);
+	sa.sa_sigaction = fs_step_fork;
+	ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+	sa.sa_sigaction = fs_step;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+	/* Round 0 claims a new cache; round 1 one that another thread gave
+	 * back at its exit. */
+	for (int r = 0; r < 2; r++) {
+		ck_assert_int_eq(lfp_create(&cfg, &fs_first), 0);
+		if (r == 1) {
+			ck_assert_int_eq(pthread_create(&th, NULL,
+							fs_give_back, NULL),
+					 0);
+			pthread_join(th, NULL);
+		}
+		raise(SIGUSR1);
+		obj = lfp_alloc(fs_first);
+		raise(SIGUSR2);
+		if (fs_child)
+			fs_first_check(obj);
+		ck_assert_ptr_nonnull(obj);
+		ck_assert_int_eq(lfp_free(fs_first, obj), 0);
+		expect_accounted(fs_first, 0);
+		lfp_destroy(fs_first);
+	}
+	ck_assert_int_gt(fs_children, 50);
+	ck_assert_msg(fs_failed == 0, "%d of %d children failed",
+		      (int)fs_failed, (int)fs_children);
+}
+END_TEST
+#endif
+
 int main(void)
 {
 	Suite *s = suite_create("forksig");
@@ -406,6 +526,9 @@ int main(void)
 	tcase_add_test(tc, fork_in_handler_during_trim);
 	tcase_add_test(tc, fork_in_handler_during_fork);
 	tcase_add_test(tc, fork_in_handler_during_exit_with_orphan);
+#ifdef FS_TF
+	tcase_add_test(tc, fork_in_handler_during_first_alloc);
+#endif
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

@@ -65,11 +65,13 @@ START_TEST(every_pool_inline)
 }
 END_TEST
 
-/* A pool without caches never gets an entry. */
+/* A pool without caches takes no number and never gets an entry. */
 START_TEST(no_cache_pool_stays_out)
 {
 	struct lfp_pool *a = mp_pool(64, LFP_F_NO_CACHE), *b = mp_pool(64, 0);
 
+	ck_assert_uint_eq(mp_num(a), LFPI_NIL);
+	ck_assert_uint_eq(mp_num(b), 0);
 	mp_use(a);
 	mp_use(b);
 	ck_assert(!mp_inline(a));
@@ -373,8 +375,8 @@ START_TEST(table_grows_under_a_signal_handler)
 	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	for (int i = 0; i < MP_GROW; i++)
 		mp_many[i] = mp_pool(8, 0);
-	/* Numbered after them: its entry lies beyond the thread's first
-	 * page of entries, where a table half replaced would be read. */
+	/* Unnumbered: its lookup reads the table's last entry, at the far
+	 * end of a table half replaced. */
 	mp_nocache = mp_pool(64, LFP_F_NO_CACHE);
 	for (int r = 0; r < rounds; r++) {
 		atomic_store(&mp_tid, 0);

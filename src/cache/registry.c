@@ -45,12 +45,20 @@ LFPI_TLS struct lfpi_cache_tab lfpi_cache_tab = {
  * the lowest clear one, so the threads' tables stay as small as the
  * number of pools alive at once, and lfp_destroy clears it once no cache
  * of the pool matches it any more. Pools beyond LFPI_POOL_NUMS get
- * LFPI_NIL and are found through the thread's list (cache_mine).
+ * LFPI_NIL and are found through the thread's list (cache_mine); pools
+ * without caches (LFP_F_NO_CACHE) get LFPI_NIL too.
  */
 static _Atomic uint64_t cache_nums[LFPI_POOL_NUMS / 64];
 
 /* The calling thread's implicit caches, one per pool it used. */
 static LFPI_TLS struct lfp_cache *cache_mine;
+/*
+ * The cache this thread is claiming as an implicit one, from before it
+ * may become IMPLICIT until it is on cache_mine: a fork from a signal
+ * handler in between must count it as ours (lfpi_cache_is_mine), since
+ * the interrupted frame goes on claiming it in the child.
+ */
+static LFPI_TLS struct lfp_cache *cache_claiming;
 /* Set while the thread makes an implicit cache (see cache_implicit_new). */
 static LFPI_TLS bool cache_making;
 /* Set once the thread's exit destructor gave its caches back: calls made
@@ -173,6 +181,10 @@ void lfpi_cache_number(struct lfp_pool *pool)
 	int bit;
 
 	pool->hot.num = LFPI_NIL;
+	/* Never a cache, never an entry: its lookup reads the entry at the
+	 * table's end and finds it is not its pool's. */
+	if (pool->flags & LFP_F_NO_CACHE)
+		return;
 	for (unsigned i = 0; i < LFPI_POOL_NUMS / 64; i++) {
 		w = atomic_load_explicit(&cache_nums[i], memory_order_relaxed);
 		while (~w) {
@@ -239,6 +251,9 @@ static void cache_tab_put(struct lfp_cache *c)
 		struct lfp_cache **old = t->v;
 		size_t old_bytes = ((size_t)t->mask + 1) * sizeof(*v);
 
+		/* Filled before published: the compiler may not sink the
+		 * entries' stores past this one (another type). */
+		atomic_signal_fence(memory_order_seq_cst);
 		t->v = v;
 		atomic_signal_fence(memory_order_seq_cst);
 		t->mask = want;
@@ -321,10 +336,15 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	for (c = atomic_load_explicit(&pool->caches, memory_order_acquire); c;
 	     c = c->reg_next) {
 		dead = LFPI_CACHE_DEAD;
+		if (atomic_load_explicit(&c->state, memory_order_relaxed) != dead)
+			continue;
+		if (kind == LFPI_CACHE_IMPLICIT) {
+			cache_claiming = c;
+			atomic_signal_fence(memory_order_seq_cst);
+		}
 		/* Acquire: pairs with the release store of DEAD by the last
 		 * owner, whose counters and empty count we take over. */
-		if (atomic_load_explicit(&c->state, memory_order_relaxed) == dead &&
-		    atomic_compare_exchange_strong_explicit(
+		if (atomic_compare_exchange_strong_explicit(
 			    &c->state, &dead, kind, memory_order_acquire,
 			    memory_order_relaxed)) {
 			cache_stats_reset(c);
@@ -333,6 +353,10 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 	}
 	if (!(c = cache_map(pool)))
 		return NULL;
+	if (kind == LFPI_CACHE_IMPLICIT) {
+		cache_claiming = c;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	cache_init(c, pool, kind);
 	lfpi_counters_init(&c->ctr);
 	memset(c->base, 0, sizeof(c->base));
@@ -396,9 +420,13 @@ static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
 		cache_key_set = true;
 	if (cache_key_set && (c = cache_claim(pool, LFPI_CACHE_IMPLICIT))) {
 		c->tls_next = cache_mine;
+		atomic_signal_fence(memory_order_seq_cst);
 		cache_mine = c;
 		cache_tab_put(c);
 	}
+	/* On the list now (or claimed none): see cache_claiming. */
+	atomic_signal_fence(memory_order_seq_cst);
+	cache_claiming = NULL;
 	cache_making = false;
 	return c;
 }
@@ -487,7 +515,7 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 		 * A live thread's cache becomes an orphan its thread frees;
 		 * acq_rel pairs with the CAS in cache_thread_exit. Its inline
 		 * paths must never match a pool made later at this address,
-		 * nor NULL (relaxed: see lfpi_alloc_inline in lfpool.h).
+		 * nor NULL (relaxed: see lfpi_cache_is_of in lfpool.h).
 		 */
 		if (s == LFPI_CACHE_IMPLICIT)
 			atomic_store_explicit(&c->hot.pool, LFPI_ORPHAN(c),
@@ -554,6 +582,8 @@ void lfp_cache_destroy(struct lfp_cache *cache)
 
 bool lfpi_cache_is_mine(const struct lfp_cache *c)
 {
+	if (c == cache_claiming)
+		return true;
 	for (const struct lfp_cache *m = cache_mine; m; m = m->tls_next)
 		if (m == c)
 			return true;
