@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BENCH_OBJ_SIZE 64
 #define BENCH_MAX_THREADS 8
@@ -207,6 +208,11 @@ struct bench_table {
 
 /* report.c */
 int bench_report(const struct bench_table *t, const char *dir);
+/* Median of field (0: Mops/s, 1: CPU ns/op) over a cell's repetitions,
+ * or NAN when none succeeded. */
+double bench_median(const struct bench_cell *c, int field);
+/* report_many.c: the sections on many pools and families, if measured */
+void bench_report_many(FILE *f, const struct bench_table *t);
 /* raw.c: every repetition, and back */
 int bench_raw_write(const struct bench_table *t, const char *path);
 /* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
