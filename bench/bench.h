@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BENCH_OBJ_SIZE 64
 #define BENCH_MAX_THREADS 8
@@ -33,11 +34,48 @@ enum bench_workload {
 	WL_CHURN,      /* 4096 live; release a random one, allocate anew */
 	WL_HANDOFF,    /* producers allocate, consumers release */
 	WL_PARTICLE,   /* frames of spawn, age, expire; some freed remotely */
+	/*
+	 * An engine with many pools (workloads_many.h): operation k goes to
+	 * pool k % N, as pairs or as bursts of 256 over the N pools.
+	 * Contenders with one heap run the same sequence of malloc/free.
+	 */
+	WL_POOLS1_PAIR,
+	WL_POOLS2_PAIR,
+	WL_POOLS4_PAIR,
+	WL_POOLS8_PAIR,
+	WL_POOLS1_BURST,
+	WL_POOLS2_BURST,
+	WL_POOLS4_BURST,
+	WL_POOLS8_BURST,
+	/* A family of size classes against malloc of the same sizes: one
+	 * size (60 B), or 24/60/100/200 B in turn. */
+	WL_FAM_PAIR,
+	WL_FAM_BURST,
+	WL_FAM_MIXED_PAIR,
+	WL_FAM_MIXED_BURST,
 	WL_COUNT
 };
 
+#define WL_FIRST_MANY WL_POOLS1_PAIR
+#define WL_FIRST_FAMILY WL_FAM_PAIR
+
 struct bench_worker;
 typedef void (*bench_fn)(struct bench_worker *w);
+
+/*
+ * A contender's hooks for the workloads of many pools and of families
+ * (WL_FIRST_MANY and after): the roles of its own setup, teardown, enter
+ * and leave, but setup is told the workload, so that it makes the pools
+ * or the family the workload needs.
+ */
+struct bench_many {
+	int (*setup)(unsigned nthreads, enum bench_workload wl);
+	int (*teardown)(void);
+	void *(*enter)(unsigned tid);
+	void (*leave)(void *ctx);
+	/* Indexed by workload; NULL where the contender does not run. */
+	const bench_fn *fns;
+};
 
 /* Contender flags. */
 #define CT_LOCAL_ONLY 1u /* cannot release another thread's objects */
@@ -60,6 +98,8 @@ struct bench_contender {
 	void (*leave)(void *ctx);
 	/* The workloads, with alloc and free inlined (workloads.h). */
 	const bench_fn *fns;
+	/* The workloads of many pools and families; NULL: none of them. */
+	const struct bench_many *many;
 };
 
 /* One ring between two threads: single producer, single consumer. */
@@ -168,6 +208,11 @@ struct bench_table {
 
 /* report.c */
 int bench_report(const struct bench_table *t, const char *dir);
+/* Median of field (0: Mops/s, 1: CPU ns/op) over a cell's repetitions,
+ * or NAN when none succeeded. */
+double bench_median(const struct bench_cell *c, int field);
+/* report_many.c: the sections on many pools and families, if measured */
+void bench_report_many(FILE *f, const struct bench_table *t);
 /* raw.c: every repetition, and back */
 int bench_raw_write(const struct bench_table *t, const char *path);
 /* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
@@ -179,6 +224,12 @@ int bench_load(struct bench_table *t,
 extern const char *const bench_wl_name[WL_COUNT];
 extern const char *const bench_wl_label[WL_COUNT];
 bool bench_wl_local(enum bench_workload wl); /* objects stay with a thread */
+/* A workload of many pools or of families: run only when named. */
+bool bench_wl_many(enum bench_workload wl);
+/* The pools a WL_POOLS* workload spreads its operations over, else 0. */
+unsigned bench_wl_pools(enum bench_workload wl);
+/* Whether ct has a loop for wl (its fns, or its many's for those). */
+bool bench_wl_runs(const struct bench_contender *ct, enum bench_workload wl);
 
 /* micro.c */
 extern const char *const bench_micro_name[MB_COUNT];
@@ -223,6 +274,12 @@ extern int bench_verbose;
 
 /* c_lfpool.c: lfp_config.cache_size and batch_size (0: the default) */
 void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
+/* The values bench_lfp_config set, for c_lfpmany.c's pools. */
+void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size);
+
+/* c_lfpmany.c: lfpool's hooks for the many-pool and family workloads */
+extern const struct bench_many bench_many_lfp_implicit;
+extern const struct bench_many bench_many_lfp_explicit;
 
 /* c_malloc.c: which malloc this process really calls */
 const char *bench_malloc_origin(void);

@@ -4,6 +4,8 @@
  * - implicit: lfp_alloc/lfp_free through the per-thread cache;
  * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free;
  * - huge: explicit, on a pool made with LFP_F_HUGEPAGE.
+ * The implicit and explicit rows run the workloads of many pools and of
+ * families too, with the hooks of c_lfpmany.c.
  * After each run the pool's counters must show every object back and no
  * release refused.
  */
@@ -30,6 +32,12 @@ void bench_lfp_config(uint32_t cache_size, uint32_t batch_size)
 {
 	lfpb_cache_size = cache_size;
 	lfpb_batch_size = batch_size;
+}
+
+void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size)
+{
+	*cache_size = lfpb_cache_size;
+	*batch_size = lfpb_batch_size;
 }
 
 static int lfpb_create(uint32_t flags)
@@ -175,6 +183,7 @@ const struct bench_contender bench_lfp_implicit = {
 	.enter = lfpb_enter,
 	.leave = lfpb_leave,
 	.fns = lfpb_fns,
+	.many = &bench_many_lfp_implicit,
 };
 
 const struct bench_contender bench_lfp_explicit = {
@@ -187,6 +196,7 @@ const struct bench_contender bench_lfp_explicit = {
 	.enter = lfpb_cache_enter,
 	.leave = lfpb_cache_leave,
 	.fns = lfpc_fns,
+	.many = &bench_many_lfp_explicit,
 };
 
 const struct bench_contender bench_lfp_huge = {

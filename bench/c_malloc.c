@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "workloads.h"
+#include "workloads_many.h"
 
 /* The library that defines the malloc this process calls. */
 const char *bench_malloc_origin(void)
@@ -115,12 +116,53 @@ static inline void malloc_free(void *ctx, void *obj)
 
 BENCH_WORKLOADS(malloc, malloc_alloc, malloc_free);
 
+/*
+ * Many pools and families: one heap, so the pool an operation names is
+ * ignored; "N pools" is the same sequence of malloc(64) and free as one,
+ * and a family's sizes are asked of malloc as they are.
+ */
+static int malloc_many_setup(unsigned nthreads, enum bench_workload wl)
+{
+	(void)wl;
+	return malloc_setup(nthreads);
+}
+
+static inline void *malloc_alloc_in(void *ctx, unsigned k, size_t size)
+{
+	(void)ctx;
+	(void)k;
+	return malloc(size);
+}
+
+static inline void malloc_free_in(void *ctx, unsigned k, void *obj)
+{
+	(void)ctx;
+	(void)k;
+	free(obj);
+}
+
+BENCH_POOLS_WORKLOADS(mallocm, malloc_alloc_in, malloc_free_in)
+BENCH_FAMILY_WORKLOADS(mallocm, malloc_alloc_in, malloc_free_in)
+
+static const bench_fn mallocm_fns[WL_COUNT] = {
+	BENCH_POOLS_FNS(mallocm),
+	BENCH_FAMILY_FNS(mallocm),
+};
+
+static const struct bench_many malloc_many = {
+	.setup = malloc_many_setup,
+	.teardown = malloc_teardown,
+	.enter = malloc_enter,
+	.leave = malloc_leave,
+	.fns = mallocm_fns,
+};
+
 #define MALLOC_CONTENDER(id, text, flag, initfn)                               \
 	{                                                                      \
 		.name = id, .label = text, .flags = flag, .init = initfn,     \
 		.setup = malloc_setup, .teardown = malloc_teardown,            \
 		.enter = malloc_enter, .leave = malloc_leave,                  \
-		.fns = malloc_fns,                                             \
+		.fns = malloc_fns, .many = &malloc_many,                       \
 	}
 
 const struct bench_contender bench_glibc = MALLOC_CONTENDER(
@@ -186,6 +228,36 @@ static inline void mimalloc_free(void *ctx, void *obj)
 
 BENCH_WORKLOADS(mimalloc, mimalloc_alloc, mimalloc_free);
 
+static inline void *mimalloc_alloc_in(void *ctx, unsigned k, size_t size)
+{
+	(void)ctx;
+	(void)k;
+	return mi_malloc_p(size);
+}
+
+static inline void mimalloc_free_in(void *ctx, unsigned k, void *obj)
+{
+	(void)ctx;
+	(void)k;
+	mi_free_p(obj);
+}
+
+BENCH_POOLS_WORKLOADS(mimallocm, mimalloc_alloc_in, mimalloc_free_in)
+BENCH_FAMILY_WORKLOADS(mimallocm, mimalloc_alloc_in, mimalloc_free_in)
+
+static const bench_fn mimallocm_fns[WL_COUNT] = {
+	BENCH_POOLS_FNS(mimallocm),
+	BENCH_FAMILY_FNS(mimallocm),
+};
+
+static const struct bench_many mimalloc_many = {
+	.setup = malloc_many_setup,
+	.teardown = malloc_teardown,
+	.enter = malloc_enter,
+	.leave = malloc_leave,
+	.fns = mimallocm_fns,
+};
+
 const struct bench_contender bench_mimalloc = {
 	.name = "mimalloc",
 	.label = "mimalloc mi_malloc/mi_free (dlopen RTLD_LOCAL, called "
@@ -196,4 +268,5 @@ const struct bench_contender bench_mimalloc = {
 	.enter = malloc_enter,
 	.leave = malloc_leave,
 	.fns = mimalloc_fns,
+	.many = &mimalloc_many,
 };

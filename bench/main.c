@@ -60,6 +60,18 @@ static void main_usage(FILE *f)
 		"  --threads LIST       thread counts, e.g. 1,2,4,8 (default)\n"
 		"  --workloads LIST     from: pair,burst-lifo,burst-shuffled,"
 		"churn,handoff,particles\n"
+		"                       (the default), and, only when named, "
+		"the workloads of\n"
+		"                       many pools, pools1-pair .. pools8-pair,"
+		" pools1-burst ..\n"
+		"                       pools8-burst (N = 1, 2, 4, 8), and of "
+		"size-class families,\n"
+		"                       family-pair, family-burst, "
+		"family-mixed-pair,\n"
+		"                       family-mixed-burst; 'pools', 'family' "
+		"and 'default' name\n"
+		"                       those groups (pools,family: 4-5 minutes"
+		" at --threads 1,2,8)\n"
 		"  --contenders LIST    from: local,lfp_explicit,lfp_implicit,"
 		"lfp_bare,glibc,\n"
 		"                       mimalloc,jemalloc,tcmalloc,ck_stack,"
@@ -98,6 +110,46 @@ static int main_ct_index(const char *name)
 		if (!strcmp(name, main_all[i]->name))
 			return i;
 	return -1;
+}
+
+/* A group of workloads, or a single one: the first and one past the last. */
+static bool main_wl_group(const char *name, int *first, int *end)
+{
+	if (!strcmp(name, "default")) {
+		*first = 0;
+		*end = WL_FIRST_MANY;
+	} else if (!strcmp(name, "pools")) {
+		*first = WL_FIRST_MANY;
+		*end = WL_FIRST_FAMILY;
+	} else if (!strcmp(name, "family")) {
+		*first = WL_FIRST_FAMILY;
+		*end = WL_COUNT;
+	} else {
+		*first = main_wl_index(name);
+		*end = *first + 1;
+	}
+	return *first >= 0;
+}
+
+/* --workloads: names and groups; false on an unknown name. */
+static bool main_wl_list(const char *arg, bool *on)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	bool ok = copy != NULL;
+	int first, end;
+
+	for (int i = 0; i < WL_COUNT; i++)
+		on[i] = false;
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		ok = main_wl_group(tok, &first, &end);
+		if (!ok)
+			fprintf(stderr, "lfpbench: unknown workload '%s'\n", tok);
+		for (int i = first; ok && i < end; i++)
+			on[i] = true;
+	}
+	free(copy);
+	return ok;
 }
 
 /* Parse a comma-separated list into flags; false on an unknown name. */
@@ -201,7 +253,7 @@ static bool main_opt_measure(int c, const char *arg, struct main_opts *o)
 	case OPT_THREADS:
 		return main_threads(arg, o);
 	case OPT_WL:
-		return main_list(arg, o->wl_on, WL_COUNT, main_wl_index);
+		return main_wl_list(arg, o->wl_on);
 	case OPT_CT:
 		return main_list(arg, o->ct_on, BENCH_NCT, main_ct_index);
 	case OPT_CACHE:
@@ -256,7 +308,7 @@ static void main_parse(int argc, char **argv, struct main_opts *o)
 				 .threads = { 1, 2, 4, 8 }, .ntc = 4,
 				 .out = "." };
 	for (int i = 0; i < WL_COUNT; i++)
-		o->wl_on[i] = true;
+		o->wl_on[i] = !bench_wl_many((enum bench_workload)i);
 	for (int i = 0; i < BENCH_NCT; i++)
 		o->ct_on[i] = !(main_all[i]->flags & CT_OPTIONAL);
 	while ((c = getopt_long(argc, argv, "", main_longopts, NULL)) != -1)
@@ -357,7 +409,7 @@ static int main_run_child(const struct main_opts *o, const char *preload,
 static bool main_applies(const struct bench_table *t, int ci,
 			 enum bench_workload wl, unsigned nthreads)
 {
-	return t->avail[ci] && t->wl_on[wl] &&
+	return t->avail[ci] && t->wl_on[wl] && bench_wl_runs(t->ct[ci], wl) &&
 	       (!(t->ct[ci]->flags & CT_LOCAL_ONLY) || bench_wl_local(wl) ||
 		nthreads == 1);
 }

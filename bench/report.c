@@ -17,8 +17,7 @@ static int report_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Median of field (0: Mops/s, 1: ns/op) over the repetitions, or NAN. */
-static double report_median(const struct bench_cell *c, int field)
+double bench_median(const struct bench_cell *c, int field)
 {
 	double v[BENCH_MAX_REPS];
 
@@ -33,7 +32,7 @@ static double report_median(const struct bench_cell *c, int field)
 /* (max - min) / median of the throughputs. */
 static double report_spread(const struct bench_cell *c)
 {
-	double lo = INFINITY, hi = 0, med = report_median(c, 0);
+	double lo = INFINITY, hi = 0, med = bench_median(c, 0);
 
 	for (unsigned i = 0; i < c->n; i++) {
 		lo = fmin(lo, c->r[i].mops);
@@ -53,7 +52,7 @@ static int report_find(const struct bench_table *t, const char *name)
 static double report_mops(const struct bench_table *t, int ci,
 			  enum bench_workload wl, unsigned ti)
 {
-	return ci < 0 ? NAN : report_median(&t->cell[ci][wl][ti], 0);
+	return ci < 0 ? NAN : bench_median(&t->cell[ci][wl][ti], 0);
 }
 
 /*
@@ -68,8 +67,8 @@ static double report_speed(const struct bench_table *t, int ci,
 	if (ci < 0)
 		return NAN;
 	if (cpu)
-		return 1000 / report_median(&t->cell[ci][wl][ti], 1);
-	return report_median(&t->cell[ci][wl][ti], 0);
+		return 1000 / bench_median(&t->cell[ci][wl][ti], 1);
+	return bench_median(&t->cell[ci][wl][ti], 0);
 }
 
 /* "wall (cpu)" ratio of two contenders' speeds, or a dash. */
@@ -132,7 +131,7 @@ static void report_speeds(FILE *f, const struct bench_table *t,
 		for (unsigned ti = 0; ti < t->ntc; ti++)
 			report_num(f, report_mops(t, ci, wl, ti), "%.1f");
 		for (unsigned ti = 0; ti < t->ntc; ti++)
-			report_num(f, report_median(&t->cell[ci][wl][ti], 1),
+			report_num(f, bench_median(&t->cell[ci][wl][ti], 1),
 				   "%.1f");
 		fputs(" |\n", f);
 	}
@@ -187,10 +186,14 @@ static void report_workload(FILE *f, const struct bench_table *t,
 		   "and CPU time per operation (ns, lower is better):\n\n",
 		bench_wl_name[wl], bench_wl_label[wl]);
 	report_speeds(f, t, wl);
-	fprintf(f, "\nSpeed as a multiple of the thread-local array's and "
-		   "of glibc's: wall-clock throughput (CPU time per "
-		   "operation):\n\n");
-	report_ratios(f, t, wl);
+	/* The thread-local array runs none of these: their ratios are in
+	 * the sections of report_many.c. */
+	if (!bench_wl_many(wl)) {
+		fprintf(f, "\nSpeed as a multiple of the thread-local "
+			   "array's and of glibc's: wall-clock throughput "
+			   "(CPU time per operation):\n\n");
+		report_ratios(f, t, wl);
+	}
 	report_worst_spread(f, t, wl);
 }
 
@@ -335,6 +338,13 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 	int bare = report_find(t, "lfp_bare"), missed = 0;
 	bool caches = t->avail[report_find(t, "lfp_explicit")] ||
 		      t->avail[report_find(t, "lfp_implicit")];
+	bool any = false;
+
+	/* The targets cover the default workloads only. */
+	for (int wl = 0; wl < WL_FIRST_MANY; wl++)
+		any = any || t->wl_on[wl];
+	if (!any)
+		return;
 
 	fprintf(f, "\n## Targets\n\nEach row is the worst ratio over the "
 		   "thread counts measured, from medians of this run: by "
@@ -465,6 +475,7 @@ static int report_md(const struct bench_table *t, const char *path)
 	for (int wl = 0; wl < WL_COUNT; wl++)
 		if (t->wl_on[wl])
 			report_workload(f, t, wl);
+	bench_report_many(f, t);
 	report_targets_md(f, t);
 	report_micro(f, t);
 	return fclose(f);
@@ -505,7 +516,8 @@ static int report_plot(const struct bench_table *t, const char *dir)
 		return -1;
 	report_plot_cfg(cfg, t);
 	fputs("workloads = \"", cfg);
-	for (int wl = 0; wl < WL_COUNT; wl++) {
+	/* plot.gp has a panel for each of the default workloads only. */
+	for (int wl = 0; wl < WL_FIRST_MANY; wl++) {
 		if (!t->wl_on[wl])
 			continue;
 		fprintf(cfg, "%s ", bench_wl_name[wl]);

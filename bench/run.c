@@ -22,6 +22,18 @@ const char *const bench_wl_name[WL_COUNT] = {
 	[WL_CHURN] = "churn",
 	[WL_HANDOFF] = "handoff",
 	[WL_PARTICLE] = "particles",
+	[WL_POOLS1_PAIR] = "pools1-pair",
+	[WL_POOLS2_PAIR] = "pools2-pair",
+	[WL_POOLS4_PAIR] = "pools4-pair",
+	[WL_POOLS8_PAIR] = "pools8-pair",
+	[WL_POOLS1_BURST] = "pools1-burst",
+	[WL_POOLS2_BURST] = "pools2-burst",
+	[WL_POOLS4_BURST] = "pools4-burst",
+	[WL_POOLS8_BURST] = "pools8-burst",
+	[WL_FAM_PAIR] = "family-pair",
+	[WL_FAM_BURST] = "family-burst",
+	[WL_FAM_MIXED_PAIR] = "family-mixed-pair",
+	[WL_FAM_MIXED_BURST] = "family-mixed-burst",
 };
 
 const char *const bench_wl_label[WL_COUNT] = {
@@ -35,11 +47,51 @@ const char *const bench_wl_label[WL_COUNT] = {
 	[WL_PARTICLE] = "per frame: spawn 256, age all, release the expired; "
 			"every fourth expired one is released by the next "
 			"worker",
+	[WL_POOLS1_PAIR] = "allocate from 1 pool, write, release",
+	[WL_POOLS2_PAIR] = "allocate from pool k % 2, write, release",
+	[WL_POOLS4_PAIR] = "allocate from pool k % 4, write, release",
+	[WL_POOLS8_PAIR] = "allocate from pool k % 8, write, release",
+	[WL_POOLS1_BURST] = "256 allocations from 1 pool, then release "
+			    "newest first",
+	[WL_POOLS2_BURST] = "256 allocations from 2 pools in turn, then "
+			    "release newest first",
+	[WL_POOLS4_BURST] = "256 allocations from 4 pools in turn, then "
+			    "release newest first",
+	[WL_POOLS8_BURST] = "256 allocations from 8 pools in turn, then "
+			    "release newest first",
+	[WL_FAM_PAIR] = "allocate 60 bytes, write, release",
+	[WL_FAM_BURST] = "256 allocations of 60 bytes, then release newest "
+			 "first",
+	[WL_FAM_MIXED_PAIR] = "allocate 24, 60, 100, 200 bytes in turn, "
+			      "write, release",
+	[WL_FAM_MIXED_BURST] = "256 allocations of 24, 60, 100, 200 bytes in "
+			       "turn, then release newest first",
 };
 
 bool bench_wl_local(enum bench_workload wl)
 {
 	return wl != WL_HANDOFF && wl != WL_PARTICLE;
+}
+
+bool bench_wl_many(enum bench_workload wl)
+{
+	return wl >= WL_FIRST_MANY;
+}
+
+unsigned bench_wl_pools(enum bench_workload wl)
+{
+	static const unsigned n[] = { 1, 2, 4, 8 };
+
+	if (wl < WL_FIRST_MANY || wl >= WL_FIRST_FAMILY)
+		return 0;
+	return n[(wl - WL_FIRST_MANY) % 4];
+}
+
+bool bench_wl_runs(const struct bench_contender *ct, enum bench_workload wl)
+{
+	if (bench_wl_many(wl))
+		return ct->many && ct->many->fns[wl];
+	return ct->fns && ct->fns[wl];
 }
 
 void *bench_map(size_t size)
@@ -75,17 +127,21 @@ static void *run_worker(void *arg)
 {
 	struct bench_worker *w = arg;
 	struct bench_run *run = w->run;
+	const struct bench_many *m = bench_wl_many(run->wl) ? w->ct->many
+							  : NULL;
 
-	w->ctx = w->ct->enter(w->tid);
+	w->ctx = m ? m->enter(w->tid) : w->ct->enter(w->tid);
 	pthread_barrier_wait(&run->start);
 	if (w->ctx) {
-		w->ct->fns[run->wl](w);
+		(m ? m->fns : w->ct->fns)[run->wl](w);
 	} else {
 		wl_fail(w);
 		if (run->wl == WL_PARTICLE)
 			pthread_barrier_wait(&run->end);
 	}
-	if (w->ctx)
+	if (w->ctx && m)
+		m->leave(w->ctx);
+	else if (w->ctx)
 		w->ct->leave(w->ctx);
 	return NULL;
 }
@@ -210,17 +266,21 @@ int bench_run_one(const struct bench_contender *ct, enum bench_workload wl,
 		  struct bench_result *out)
 {
 	struct bench_run *run = run_new(ct, wl, nthreads);
+	const struct bench_many *m = bench_wl_many(wl) ? ct->many : NULL;
 	struct run_sample a, b;
 	const char *failed;
 
 	if (!run)
 		return -1;
-	if (ct->setup(nthreads)) {
+	if (!bench_wl_runs(ct, wl) ||
+	    (m ? m->setup(nthreads, wl) : ct->setup(nthreads))) {
 		run_free(run);
 		return -1;
 	}
 	run_timed(run, warm_ms, time_ms, &a, &b);
-	failed = ct->teardown() ? "the contender found itself inconsistent" : NULL;
+	failed = (m ? m->teardown() : ct->teardown())
+			 ? "the contender found itself inconsistent"
+			 : NULL;
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; i < nthreads; i++) {
 		if (run->w[i].failed)
