@@ -89,6 +89,35 @@ START_TEST(sizes_route_to_the_smallest_class_that_fits)
 }
 END_TEST
 
+/*
+ * Every size from 1 past the largest class goes to the smallest class
+ * that fits, with classes that are not multiples of 8, several inside one
+ * 8-byte step, next to each other, and beyond the size map's reach.
+ */
+START_TEST(every_size_routes_like_a_search)
+{
+	static const size_t sizes[] = { 1, 12, 57, 60, 61, 64, 100, 4095,
+					4100, 5000 };
+	static const uint32_t caps[] = { 8, 8, 8, 8, 8, 8, 8, 8, 8, 8 };
+	struct lfp_family_config cfg = { .classes = 10, .sizes = sizes,
+					 .capacities = caps };
+	struct lfp_family *fam;
+
+	ck_assert_int_eq(lfp_family_create(&cfg, &fam), 0);
+	for (size_t s = 1; s <= 5001; s++) {
+		int want = -ERANGE;
+
+		for (int c = 9; c >= 0; c--)
+			if (sizes[c] >= s)
+				want = c;
+		ck_assert_msg(lfp_family_class(fam, s) == want,
+			      "size %zu: class %d, want %d", s,
+			      lfp_family_class(fam, s), want);
+	}
+	lfp_family_destroy(fam);
+}
+END_TEST
+
 /* A class's pool is a pool: objects cross between the family's calls and
  * the pool's, and handles work per class. */
 START_TEST(classes_are_whole_pools)
@@ -593,6 +622,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, sizes_route_to_the_smallest_class_that_fits,
 			    0, TEST_NMODES);
+	tcase_add_test(tc, every_size_routes_like_a_search);
 	tcase_add_test(tc, classes_are_whole_pools);
 	tcase_add_test(tc, bad_configs_are_refused);
 	tcase_add_loop_test(tc, bad_sizes_and_null_families, 0, TEST_NMODES);

@@ -3,8 +3,11 @@
  * allocator that takes a size.
  *
  * A leaf on top of the public API: every class is an ordinary pool made
- * with lfp_create, and the family only routes. Allocation finds the
- * smallest class that fits by binary search over the sizes. Release
+ * with lfp_create, and the family only routes, through the inline paths
+ * of lfpool.h (the thread's cache of the class, found in its table).
+ * Allocation finds the smallest class that fits in a table indexed by
+ * the size in 8-byte steps (sizes up to FAMILY_MAP_MAX; above, by binary
+ * search over the sizes). Release
  * finds the class from the address: each pool's objects lie in one
  * region that starts at lfp_at(pool, 0) and never moves, the regions of
  * different pools do not overlap, so the only class that can own a
@@ -21,10 +24,17 @@
 
 #include "lfpool.h"
 
+/* Sizes the map answers, in steps of 8 bytes; larger ones are searched. */
+#define FAMILY_MAP_MAX 4096u
+
 struct lfp_family {
 	/* Read-only after lfp_family_create. */
 	uint32_t classes;
 	uint32_t spill;
+	size_t map_max;       /* the largest size the map answers */
+	/* Entry (size + 7) / 8: the first class that holds the step's
+	 * smallest size (family_map_sizes). */
+	uint8_t map[FAMILY_MAP_MAX / 8 + 1];
 	size_t sizes[LFP_FAMILY_MAX_CLASSES]; /* increasing */
 	struct lfp_pool *pools[LFP_FAMILY_MAX_CLASSES];
 	/* The object regions' starts, increasing, and their classes. */
@@ -145,6 +155,23 @@ static void family_sort_regions(struct lfp_family *fam)
 	}
 }
 
+/* The size map: for every 8-byte step up to the largest class (and
+ * FAMILY_MAP_MAX), the first class that holds the step's smallest size
+ * (lfp_family_class goes on from there for sizes of the step that it
+ * does not hold: classes need not be multiples of 8). */
+static void family_map_sizes(struct lfp_family *fam)
+{
+	size_t max = fam->sizes[fam->classes - 1];
+	uint32_t c = 0;
+
+	fam->map_max = max < FAMILY_MAP_MAX ? max : FAMILY_MAP_MAX;
+	for (size_t i = 1; i * 8 - 7 <= fam->map_max; i++) {
+		while (fam->sizes[c] < i * 8 - 7)
+			c++;
+		fam->map[i] = (uint8_t)c;
+	}
+}
+
 int lfp_family_create(const struct lfp_family_config *cfg,
 		      struct lfp_family **out)
 {
@@ -169,6 +196,7 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 		fam->classes = i + 1;
 	}
 	family_sort_regions(fam);
+	family_map_sizes(fam);
 	*out = fam;
 	return 0;
 }
@@ -190,6 +218,12 @@ int lfp_family_class(const struct lfp_family *fam, size_t size)
 
 	if (!fam || !size)
 		return -EINVAL;
+	if (size <= fam->map_max) {
+		lo = fam->map[(size + 7) / 8];
+		while (fam->sizes[lo] < size) /* a class inside the step */
+			lo++;
+		return (int)lo;
+	}
 	hi = fam->classes;
 	if (size > fam->sizes[hi - 1])
 		return -ERANGE;
@@ -237,7 +271,7 @@ static void *family_spill(struct lfp_family *fam, uint32_t c)
 	if (fam->spill < last - c)
 		last = c + fam->spill;
 	while (c++ < last) {
-		void *obj = lfp_alloc(fam->pools[c]);
+		void *obj = lfpi_alloc_inline(fam->pools[c]);
 
 		if (obj) {
 			family_count(&fam->spilled);
@@ -258,7 +292,7 @@ void *lfp_family_alloc(struct lfp_family *fam, size_t size)
 			family_count(&fam->bad_sizes);
 		return NULL;
 	}
-	obj = lfp_alloc(fam->pools[c]);
+	obj = lfpi_alloc_inline(fam->pools[c]);
 	return obj ? obj : family_spill(fam, (uint32_t)c);
 }
 
@@ -267,7 +301,7 @@ int lfp_family_free(struct lfp_family *fam, void *obj)
 	int c = lfp_family_class_of(fam, obj);
 
 	if (c >= 0)
-		return lfp_free(fam->pools[c], obj);
+		return lfpi_free_inline(fam->pools[c], obj);
 	if (c == -EFAULT)
 		family_count(&fam->foreign_frees);
 	return c;
