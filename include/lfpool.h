@@ -79,11 +79,15 @@
  * then leave the slots in the cache (a destroyed or exited thread's
  * cache is given up with them, and a starving allocation takes them by
  * stealing); and a thread in the middle of an lfp call at the fork loses
- * its cached slots to the child (never to the parent). fork may be
- * called from a signal handler (POSIX lists it as async-signal-safe),
- * even one that interrupted a fork of the same thread (lfpool's fork
- * handlers run with signals blocked, so the inner fork comes wholly
- * before or after them), the thread's exit, or an lfp call (a growth,
+ * its cached slots to the child (never to the parent). lfpool's fork
+ * handlers block every signal from its prepare handler to its parent or
+ * child handler, so the atfork handlers registered before the first
+ * lfp_create run with signals blocked too (a fault in them ends the
+ * process rather than reaching a handler). fork may be called from a
+ * signal handler (POSIX.1-2008 lists it as async-signal-safe; the 2024
+ * edition no longer does), even one that interrupted a fork of the same
+ * thread (the inner fork comes wholly before or after lfpool's
+ * handlers), the thread's exit, or an lfp call (a growth,
  * lfp_trim, lfp_reserve, lfp_create, lfp_destroy or a pool's first
  * lfp_free_deferred included: the interrupted call finishes in the
  * parent and in the child once the handler returns), unless another

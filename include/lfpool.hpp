@@ -22,7 +22,11 @@
  *   std::system_error whose code() is the errno value of the C call, in
  *   std::generic_category() (capacity 0: EINVAL, no memory: ENOMEM).
  *   Built without exceptions (-fno-exceptions) it prints the error to
- *   stderr and aborts instead.
+ *   stderr and aborts instead. Every file of a program that includes
+ *   this header must be built the same way: its inline functions differ
+ *   between the two, and the linker keeps one copy of each, so a file
+ *   built with exceptions could get the aborting copy, or a callback's
+ *   exception could run through the library's C frames.
  * - Nothing on the allocation path throws: an exhausted pool gives
  *   nullptr. Only T's own constructor can throw out of make, and its slot
  *   is back in the pool when the exception leaves.
@@ -227,20 +231,8 @@ template <class F, class... Args> int visit_result(F &fn, Args &&...args)
  * exception the callable throws is caught here, before it can reach the
  * library's C frames; it stops the walk, and finish throws it again once
  * lfp_foreach has returned.
- *
- * Exceptions says which way it was compiled: a program may build one
- * file with exceptions and another with -fno-exceptions, and the two
- * must not share one definition of walk (the linker would keep one, and
- * the other file's exceptions could run through the C frames); as
- * different types, they do not.
  */
-#ifdef __cpp_exceptions
-#define LFPI_HPP_EXCEPTIONS true
-#else
-#define LFPI_HPP_EXCEPTIONS false
-#endif
-template <class T, class F, bool Exceptions = LFPI_HPP_EXCEPTIONS>
-struct walk {
+template <class T, class F> struct walk {
 	static_assert(std::is_invocable_v<F &, T &, handle<T>> ||
 			      std::is_invocable_v<F &, T &>,
 		      "lfp::pool<T>::for_each calls fn(T &, lfp::handle<T>) "

@@ -59,6 +59,9 @@ static LFPI_TLS struct lfp_cache *cache_mine;
  * the interrupted frame goes on claiming it in the child.
  */
 static LFPI_TLS struct lfp_cache *cache_claiming;
+/* The same for the cache the thread's exit gives back, from before it
+ * leaves cache_mine until it is DEAD (cache_release). */
+static LFPI_TLS struct lfp_cache *cache_releasing;
 /* Set while the thread makes an implicit cache (see cache_implicit_new). */
 static LFPI_TLS bool cache_making;
 /* Set once the thread's exit destructor gave its caches back: calls made
@@ -350,6 +353,9 @@ static struct lfp_cache *cache_claim(struct lfp_pool *pool, uint32_t kind)
 			cache_stats_reset(c);
 			return c;
 		}
+		/* Another thread's now: never ours in a child. */
+		atomic_signal_fence(memory_order_seq_cst);
+		cache_claiming = NULL;
 	}
 	if (!(c = cache_map(pool)))
 		return NULL;
@@ -393,14 +399,22 @@ static void cache_release(struct lfp_cache *c, struct lfp_cache **mine)
 	atomic_signal_fence(memory_order_seq_cst);
 	lfpi_depot_put_spare(&c->pool->depot, spare);
 	/* Off the thread's list before another thread may claim it (see
-	 * cache_thread_exit). */
+	 * cache_thread_exit), but ours still for a fork from a signal
+	 * handler until it is DEAD: the child must not give it up and
+	 * hand it out, only for our frame to store DEAD over its owner. */
 	if (mine) {
+		cache_releasing = c;
+		atomic_signal_fence(memory_order_seq_cst);
 		*mine = c->tls_next;
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 	/* Release: pairs with the acquire CAS in cache_claim and the acquire
 	 * load in lfpi_cache_destroy_all. */
 	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
+	if (mine) {
+		atomic_signal_fence(memory_order_seq_cst);
+		cache_releasing = NULL;
+	}
 }
 
 /*
@@ -582,7 +596,7 @@ void lfp_cache_destroy(struct lfp_cache *cache)
 
 bool lfpi_cache_is_mine(const struct lfp_cache *c)
 {
-	if (c == cache_claiming)
+	if (c == cache_claiming || c == cache_releasing)
 		return true;
 	for (const struct lfp_cache *m = cache_mine; m; m = m->tls_next)
 		if (m == c)

@@ -72,8 +72,9 @@ static bool fork_take(pthread_mutex_t *m)
  * From prepare to the parent or child handler the forking thread holds
  * the locks without noting them (lock.c), so it blocks every signal
  * meanwhile: a handler that forked in there would wait for itself. The
- * mask it had is kept here, under fork_lock, and set again once the
- * locks are dropped.
+ * signals it blocked, those it had not, are kept here, under fork_lock,
+ * and unblocked once the locks are dropped (so a mask change made by
+ * other atfork handlers in between stays).
  */
 static sigset_t fork_mask;
 
@@ -85,7 +86,10 @@ static void fork_prepare(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	fork_took_list = fork_take(&fork_lock);
-	fork_mask = old;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&old, sig) == 1)
+			sigdelset(&all, sig);
+	fork_mask = all;
 	for (p = fork_pools; p; p = p->fork_next)
 		p->fork_took = fork_take(&p->grow_lock);
 	lfpi_cache_fork_begin();
@@ -99,7 +103,7 @@ static void fork_prepare(void)
  * that took the locks in fork_prepare, so it may release them. */
 static void fork_finish(bool child)
 {
-	sigset_t old = fork_mask;
+	sigset_t added = fork_mask;
 
 	if (child)
 		lfpi_cache_fork_child_init();
@@ -114,7 +118,7 @@ static void fork_finish(bool child)
 	lfpi_cache_fork_end();
 	if (fork_took_list)
 		pthread_mutex_unlock(&fork_lock);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &added, NULL);
 }
 
 static void fork_parent(void)
