@@ -3,7 +3,8 @@
  * that one file of the folder owns and another calls, and the thread's
  * count of steals held. The folder's interface to the pool is cache.h.
  * Files in order, each calling only those before it: fork_wait.c,
- * exchange.c, steal.c, registry.c, fork_hold.c.
+ * exchange.c, steal.c and table.c (neither calls the other), registry.c,
+ * fork_hold.c.
  */
 #ifndef LFPOOL_CACHE_PRIVATE_H
 #define LFPOOL_CACHE_PRIVATE_H
@@ -38,6 +39,13 @@ bool lfpi_cache_claim_steal(struct lfp_cache *c);
 bool lfpi_cache_fence_all(void);
 /* Whether one of this thread's steals holds c. */
 bool lfpi_cache_held_by_me(const struct lfp_cache *c);
+
+/* table.c: make c the thread's entry for its pool's number (growing the
+ * table; without memory, no entry), drop c's entry before c is unmapped,
+ * free the thread's table at its exit. */
+void lfpi_cache_tab_put(struct lfp_cache *c);
+void lfpi_cache_tab_drop(const struct lfp_cache *c);
+void lfpi_cache_tab_free(void);
 
 /* registry.c: whether c is one of this thread's implicit caches. */
 bool lfpi_cache_is_mine(const struct lfp_cache *c);
