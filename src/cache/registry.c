@@ -72,13 +72,6 @@ int lfpi_cache_global_init(void)
 }
 
 /*
- * Memory for a cache of the pool, from mmap rather than malloc: a program
- * whose malloc is built on lfpool (an allocator over pools, or a shim
- * serving small sizes) would otherwise recurse into its own allocator
- * from a thread's first call. A cache is a page or a few, made once per
- * thread and pool and recycled, never per operation.
- */
-/*
  * Each cache starts at one of CACHE_COLORS offsets in its pages, in
  * turn: the owner's fast path stores to its first words on every
  * operation, and a thread going through the caches of several pools in
@@ -88,6 +81,13 @@ int lfpi_cache_global_init(void)
  */
 #define CACHE_COLORS 16
 
+/*
+ * Memory for a cache of the pool, from mmap rather than malloc: a program
+ * whose malloc is built on lfpool (an allocator over pools, or a shim
+ * serving small sizes) would otherwise recurse into its own allocator
+ * from a thread's first call. A cache is a page or a few, made once per
+ * thread and pool and recycled, never per operation.
+ */
 static struct lfp_cache *cache_map(struct lfp_pool *pool)
 {
 	static _Atomic uint32_t colors;
