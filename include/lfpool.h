@@ -1561,7 +1561,8 @@ LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
 	/* Relaxed: a cache's pool word is written once, by the lfp_destroy
 	 * that makes it an orphan (its own address, matching no pool),
 	 * which happens before any call on a pool made later at the same
-	 * address. */
+	 * address or with the same number (that number's release and
+	 * acquire in src/cache/table.c order it). */
 	return atomic_load_explicit(&((struct lfpi_cache_hot *)c)->pool,
 				    memory_order_relaxed) == pool;
 }
