@@ -7,6 +7,11 @@
 # __tls_get_addr, which the script also checks). Fails when a count
 # exceeds its budget.
 #
+# The implicit paths counted are those through the cache the thread found
+# last (one pool in use); a thread going through several pools takes the
+# table's path instead, 9 instructions more with gcc (the pool's number,
+# the entry, the check).
+#
 # The budgets are the counts of the code as it is, so that a change that
 # lengthens a fast path fails `make bench`; the targets beside them are
 # where the fast path is meant to get to (a default pool without handles
@@ -34,9 +39,9 @@ EOF
 budget() {
 	case $1:$2 in
 	gcc:explicit_alloc) echo 24 ;; gcc:explicit_free) echo 36 ;;
-	gcc:implicit_alloc) echo 32 ;; gcc:implicit_free) echo 45 ;;
+	gcc:implicit_alloc) echo 28 ;; gcc:implicit_free) echo 41 ;;
 	clang:explicit_alloc) echo 21 ;; clang:explicit_free) echo 36 ;;
-	clang:implicit_alloc) echo 30 ;; clang:implicit_free) echo 46 ;;
+	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 40 ;;
 	esac
 }
 target() {

@@ -1393,12 +1393,16 @@ struct lfpi_pool_hot {
 /*
  * The calling thread's implicit caches, one entry per pool number (an
  * entry names the cache of pool num & mask, or a cache of no pool:
- * never NULL). An entry is only a hint: it is the pool's cache if that
- * cache's pool word is the pool, checked on every use, and a destroyed
- * pool's caches match no pool. The table grows out of line, in the
- * thread's first call on a pool of a higher number. Not part of the API.
+ * never NULL), and the one the out-of-line path found last, looked at
+ * first (a thread on one pool then reads one word, not the pool's
+ * number and an entry). Each is only a hint: it is the pool's cache if
+ * that cache's pool word is the pool, checked on every use, and a
+ * destroyed pool's caches match no pool. The table grows out of line, in
+ * the thread's first call on a pool of a higher number. Not part of the
+ * API.
  */
 struct lfpi_cache_tab {
+	struct lfp_cache *last; /* the cache the out-of-line path found last */
 	struct lfp_cache **v;
 	uint32_t mask;
 };
@@ -1569,20 +1573,22 @@ LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
 
 LFPI_H_INLINE void *lfpi_alloc_inline(struct lfp_pool *pool)
 {
-	struct lfp_cache *c;
+	struct lfp_cache *c = lfpi_cache_tab.last;
 
-	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
-	    LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) ||
+	    (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	     LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool))))
 		return lfpi_cache_alloc_body(c);
 	return lfpi_alloc_slow(pool);
 }
 
 LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 {
-	struct lfp_cache *c;
+	struct lfp_cache *c = lfpi_cache_tab.last;
 
-	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
-	    LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) ||
+	    (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	     LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool))))
 		return lfpi_cache_free_body(c, obj);
 	return lfpi_free_slow(pool, obj);
 }

@@ -116,6 +116,8 @@ START_TEST(number_reused_after_destroy)
 		for (int i = 0; i < 8; i++)
 			ck_assert_int_eq(lfp_free(b, held[i]), 0);
 		ck_assert(mp_inline(b));
+		/* b's cache is the one found last, a's orphan forgotten */
+		ck_assert(lfpi_cache_is_of(lfpi_cache_tab.last, b));
 		ck_assert(mp_inline(keep));
 		expect_accounted(b, 0);
 		lfp_destroy(b);

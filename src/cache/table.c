@@ -22,7 +22,7 @@ static struct lfp_cache *const cache_nil_tab[1] = {
 	(struct lfp_cache *)(void *)&cache_nil,
 };
 LFPI_TLS struct lfpi_cache_tab lfpi_cache_tab = {
-	(struct lfp_cache **)cache_nil_tab, 0
+	(struct lfp_cache *)(void *)&cache_nil, (struct lfp_cache **)cache_nil_tab, 0
 };
 
 /*
@@ -93,6 +93,7 @@ void lfpi_cache_tab_put(struct lfp_cache *c)
 	size_t page = lfpi_page_size(), bytes;
 	struct lfp_cache **v;
 
+	t->last = c;
 	if (num == LFPI_NIL)
 		return;
 	if (none || num > t->mask) {
@@ -130,6 +131,10 @@ void lfpi_cache_tab_drop(const struct lfp_cache *c)
 {
 	struct lfpi_cache_tab *t = &lfpi_cache_tab;
 
+	if (t->last == c) {
+		t->last = cache_nil_tab[0];
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	if (c->num != LFPI_NIL && (c->num & t->mask) == c->num &&
 	    t->v[c->num] == c) {
 		t->v[c->num] = cache_nil_tab[0];
@@ -144,6 +149,8 @@ void lfpi_cache_tab_free(void)
 	struct lfp_cache **old = t->v;
 	size_t page = lfpi_page_size(), bytes = ((size_t)t->mask + 1) * sizeof(*old);
 
+	t->last = cache_nil_tab[0];
+	atomic_signal_fence(memory_order_seq_cst);
 	if (old == (struct lfp_cache **)cache_nil_tab)
 		return;
 	t->mask = 0;
