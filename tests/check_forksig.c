@@ -140,7 +140,7 @@ START_TEST(fork_in_handler_during_own_cache_op)
 		return;
 	fs_pool_make(4096, 2048, 0);
 	fs_on(SIGALRM, fs_fork_busy);
-	fs_timer(700);
+	fs_timer(under_sanitizer() ? 7000 : 700); /* a sanitizer's fork costs ms */
 	while (done < forks) {
 		for (int i = 0; i < FS_K; i++)
 			fs_objs[i] = lfp_alloc(fs_pool);
@@ -266,7 +266,7 @@ START_TEST(fork_in_handler_during_trim)
 		return;
 	ck_assert_int_eq(lfp_create(&cfg, &fs_pool), 0);
 	fs_on(SIGALRM, fs_fork_exit);
-	fs_timer(500);
+	fs_timer(under_sanitizer() ? 5000 : 500); /* a sanitizer's fork costs ms */
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < 1024; i++)
 			o[i] = lfp_alloc(fs_pool);
@@ -314,7 +314,7 @@ START_TEST(fork_in_handler_during_fork)
 	}
 	signal(SIGCHLD, SIG_IGN); /* no zombies to reap */
 	fs_on(SIGALRM, fs_fork_quit);
-	fs_timer(700);
+	fs_timer(under_sanitizer() ? 7000 : 700); /* a sanitizer's fork costs ms */
 	for (int i = 0; i < forks; i++)
 		if (fork() == 0)
 			fs_exit(0);
