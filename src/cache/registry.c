@@ -35,9 +35,6 @@ static LFPI_TLS struct lfp_cache *cache_mine;
  * the interrupted frame goes on claiming it in the child.
  */
 static LFPI_TLS struct lfp_cache *cache_claiming;
-/* The same for the cache the thread's exit gives back, from before it
- * leaves cache_mine until it is DEAD (cache_release). */
-static LFPI_TLS struct lfp_cache *cache_releasing;
 /* Set while the thread makes an implicit cache (see cache_implicit_new). */
 static LFPI_TLS bool cache_making;
 /* Set once the thread's exit destructor gave its caches back: calls made
@@ -256,23 +253,29 @@ static void cache_release(struct lfp_cache *c, struct lfp_cache **mine)
 	c->spare = LFPI_NIL;
 	atomic_signal_fence(memory_order_seq_cst);
 	lfpi_depot_put_spare(&c->pool->depot, spare);
-	/* Off the thread's list before another thread may claim it (see
-	 * cache_thread_exit), but ours still for a fork from a signal
-	 * handler until it is DEAD: the child must not give it up and
-	 * hand it out, only for our frame to store DEAD over its owner. */
-	if (mine) {
-		cache_releasing = c;
-		atomic_signal_fence(memory_order_seq_cst);
-		*mine = c->tls_next;
-		atomic_signal_fence(memory_order_seq_cst);
-	}
 	/* Release: pairs with the acquire CAS in cache_claim and the acquire
 	 * load in lfpi_cache_destroy_all. */
-	atomic_store_explicit(&c->state, LFPI_CACHE_DEAD, memory_order_release);
-	if (mine) {
-		atomic_signal_fence(memory_order_seq_cst);
-		cache_releasing = NULL;
+	if (!mine) {
+		atomic_store_explicit(&c->state, LFPI_CACHE_DEAD,
+				      memory_order_release);
+		return;
 	}
+	/*
+	 * An exiting thread's cache leaves its list before another thread
+	 * may claim it (see cache_thread_exit), and goes from EXITING to
+	 * DEAD only if it still is EXITING: a fork from a signal handler in
+	 * between sees it off our list, so the child gives it up itself,
+	 * and may hand it out again before our frame goes on there, which
+	 * must then not store DEAD over its new owner. (Relaxed on failure:
+	 * that happens only in such a child, which has one thread.)
+	 */
+	*mine = c->tls_next;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint32_t s = LFPI_CACHE_EXITING;
+
+	atomic_compare_exchange_strong_explicit(&c->state, &s, LFPI_CACHE_DEAD,
+						memory_order_release,
+						memory_order_relaxed);
 }
 
 /*
@@ -454,8 +457,11 @@ void lfp_cache_destroy(struct lfp_cache *cache)
 
 bool lfpi_cache_is_mine(const struct lfp_cache *c)
 {
-	if (c == cache_claiming || c == cache_releasing)
-		return true;
+	/* The cache being claimed, unless it is EXITING: our claim never
+	 * makes it so, so it is another thread's that took it first. */
+	if (c == cache_claiming)
+		return atomic_load_explicit(&c->state, memory_order_relaxed) !=
+		       LFPI_CACHE_EXITING;
 	for (const struct lfp_cache *m = cache_mine; m; m = m->tls_next)
 		if (m == c)
 			return true;
