@@ -41,7 +41,7 @@ static double report_spread(const struct bench_cell *c)
 	return c->n > 1 ? (hi - lo) / med : NAN;
 }
 
-static int report_find(const struct bench_table *t, const char *name)
+int bench_find(const struct bench_table *t, const char *name)
 {
 	for (int i = 0; i < BENCH_NCT; i++)
 		if (!strcmp(t->ct[i]->name, name))
@@ -140,7 +140,7 @@ static void report_speeds(FILE *f, const struct bench_table *t,
 static void report_ratios(FILE *f, const struct bench_table *t,
 			  enum bench_workload wl)
 {
-	int local = report_find(t, "local"), glibc = report_find(t, "glibc");
+	int local = bench_find(t, "local"), glibc = bench_find(t, "glibc");
 
 	report_head(f, t, "×local", "×glibc");
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
@@ -260,19 +260,19 @@ static double report_ratio(const struct bench_table *t, enum report_kind k,
 
 	switch (k) {
 	case VS_LOCAL:
-		return me / report_speed(t, report_find(t, "local"), wl, ti, cpu);
+		return me / report_speed(t, bench_find(t, "local"), wl, ti, cpu);
 	case VS_PEERS:
-		best = fmax(report_speed(t, report_find(t, "mimalloc"), wl, ti,
+		best = fmax(report_speed(t, bench_find(t, "mimalloc"), wl, ti,
 					 cpu),
-			    report_speed(t, report_find(t, "jemalloc"), wl, ti,
+			    report_speed(t, bench_find(t, "jemalloc"), wl, ti,
 					 cpu));
-		best = fmax(best, report_speed(t, report_find(t, "tcmalloc"),
+		best = fmax(best, report_speed(t, bench_find(t, "tcmalloc"),
 					       wl, ti, cpu));
 		return me / best;
 	case VS_MIMALLOC:
 		if (t->threads[ti] < 2)
 			return NAN;
-		return me / report_speed(t, report_find(t, "mimalloc"), wl, ti,
+		return me / report_speed(t, bench_find(t, "mimalloc"), wl, ti,
 					 cpu);
 	case SCALING:
 		if (two < 0 || eight < 0 || ti != (unsigned)eight)
@@ -335,9 +335,9 @@ static int report_target_row(FILE *f, const struct bench_table *t,
 
 static void report_targets_md(FILE *f, const struct bench_table *t)
 {
-	int bare = report_find(t, "lfp_bare"), missed = 0;
-	bool caches = t->avail[report_find(t, "lfp_explicit")] ||
-		      t->avail[report_find(t, "lfp_implicit")];
+	int bare = bench_find(t, "lfp_bare"), missed = 0;
+	bool caches = t->avail[bench_find(t, "lfp_explicit")] ||
+		      t->avail[bench_find(t, "lfp_implicit")];
 	bool any = false;
 
 	/* The targets cover the default workloads only. */
@@ -362,7 +362,7 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
 	     i++) {
 		const struct report_target *g = &report_targets[i];
-		int ci = caches ? report_find(t, g->ct) : bare;
+		int ci = caches ? bench_find(t, g->ct) : bare;
 
 		if (!caches && strcmp(g->ct, "lfp_explicit"))
 			continue; /* one set of rows for the bare pool */

@@ -19,14 +19,6 @@ static const char *const rm_peers[] = { "glibc", "mimalloc", "jemalloc",
 
 static const char *const rm_lfp[] = { "lfp_explicit", "lfp_implicit" };
 
-static int rm_find(const struct bench_table *t, const char *name)
-{
-	for (int i = 0; i < BENCH_NCT; i++)
-		if (!strcmp(t->ct[i]->name, name))
-			return i;
-	return -1;
-}
-
 /* Mops/s, or with cpu operations per CPU microsecond; NAN if unmeasured. */
 static double rm_speed(const struct bench_table *t, int ci,
 		       enum bench_workload wl, unsigned ti, bool cpu)
@@ -112,7 +104,7 @@ static int rm_best_peer(const struct bench_table *t, enum bench_workload wl,
 	int bi = -1;
 
 	for (size_t p = 0; p < RM_NPEERS; p++) {
-		int ci = rm_find(t, rm_peers[p]);
+		int ci = bench_find(t, rm_peers[p]);
 		double v = rm_speed(t, ci, wl, ti, false);
 
 		if (!isnan(v) && v > best) {
@@ -129,7 +121,7 @@ static void rm_pools_vs_peers(FILE *f, const struct bench_table *t,
 	fputs("\n| lfpool | threads | ×best N=1 | ×best N=2 | ×best N=4 "
 	      "| ×best N=8 |\n|---|---:|---:|---:|---:|---:|\n", f);
 	for (size_t k = 0; k < 2; k++) {
-		int ci = rm_find(t, rm_lfp[k]);
+		int ci = bench_find(t, rm_lfp[k]);
 
 		if (ci < 0 || !rm_has(t, ci, rm_pools_wl(0, burst)))
 			continue;
@@ -187,7 +179,7 @@ static void rm_family_head(FILE *f)
 
 static void rm_family(FILE *f, const struct bench_table *t)
 {
-	int lfp = rm_find(t, "lfp_implicit");
+	int lfp = bench_find(t, "lfp_implicit");
 
 	fprintf(f, "\n### Families\n\nlfp_family_alloc/lfp_family_free on "
 		   "a family of 32, 64, 128 and 256-byte classes (the "
@@ -204,10 +196,10 @@ static void rm_family(FILE *f, const struct bench_table *t)
 				t->threads[ti]);
 			rm_num(f, rm_ns(t, lfp, wl, ti), "%.1f");
 			for (size_t p = 0; p < RM_NPEERS; p++)
-				rm_num(f, rm_ns(t, rm_find(t, rm_peers[p]), wl, ti),
+				rm_num(f, rm_ns(t, bench_find(t, rm_peers[p]), wl, ti),
 				       "%.1f");
 			for (size_t p = 0; p < RM_NPEERS; p++)
-				rm_ratio(f, t, lfp, wl, rm_find(t, rm_peers[p]),
+				rm_ratio(f, t, lfp, wl, bench_find(t, rm_peers[p]),
 					 wl, ti);
 			fputs(" |\n", f);
 		}
