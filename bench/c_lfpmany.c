@@ -23,7 +23,7 @@
  * - Many pools: the most one pool has live is a burst of 256 all on it
  *   (N = 1) in each of BENCH_MAX_THREADS threads, 2048. Every pool holds
  *   4 x 2048 = 8192 whatever N is, so that every N runs pools of one
- *   configuration (the default cache: capacity / 64 = 128 slots, batches
+ *   configuration (the default cache: capacity / 4, at most 1024, batches
  *   of 64) and N pools against 1 pool measures the change of pool alone.
  * - Family: classes of 32, 64, 128 and 256 bytes, 8192 objects each. The
  *   one-size workloads (60 bytes) keep all their live objects in the

@@ -260,7 +260,7 @@ struct lfp_config {
 			       lfp_memory_size(cfg) bytes, see LFP_MEMORY_ALIGN */
 	size_t memory_size; /* bytes at memory; ignored if memory is NULL */
 	uint32_t cache_size; /* slots a thread cache holds, up to
-				LFP_MAX_CACHE_SIZE; 0 = capacity / 64
+				LFP_MAX_CACHE_SIZE; 0 = capacity / 4
 				clamped to 2 .. 1024 */
 	uint32_t batch_size; /* slots moved between a cache and the pool
 				at once (a magazine), <= cache_size
@@ -597,8 +597,8 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * Does nothing if pool or out is NULL. Exact while no other thread uses
  * the pool; under traffic each field is a recent value, the event counts
  * never read lower than in an earlier call, and allocs >= frees. Limits:
- * a thread cache counts its allocations exactly for 2^51 releases
- * between two of its magazine exchanges (78 days of a thread doing
+ * a thread cache counts its allocations exactly for 2^51 releases (less
+ * the slots it holds) between two of its magazine exchanges (78 days of a thread doing
  * nothing but allocate and release at 3 ns a pair without its cache ever
  * running empty or full), and once in 2^50 allocations, while a cache
  * folds that count into a wider one, a read that meets the fold retries

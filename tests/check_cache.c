@@ -697,7 +697,9 @@ END_TEST
 START_TEST(cache_counts_past_2_51_pairs_without_a_move)
 {
 	struct lfp_pool *pool = test_pool(32, 64);
-	const uint64_t pairs = (UINT64_C(1) << 51) - 4;
+	/* The limit less the most slots a cache holds (the count shares
+	 * the high part). */
+	const uint64_t pairs = (UINT64_C(1) << 51) - 4 - LFP_MAX_CACHE_SIZE;
 	struct lfp_stats before, after;
 	struct lfp_cache *c;
 	void *obj;
@@ -826,9 +828,9 @@ END_TEST
  * lfp_config (lfpool.h): batch_size is "<= cache_size", and lfp_create
  * refuses "cache_size or batch_size out of range" with -EINVAL, leaving
  * *out alone (and lfp_memory_size gives 0 for it). With cache_size 0 a
- * cache holds capacity / 64 slots, clamped to 2 .. 1024: 2 for a pool
- * of 64, 64 for one of 4096. A batch above that is out of range and
- * must be refused, not cut down to fit.
+ * cache holds capacity / 4 slots, clamped to 2 .. 1024: 2 for a pool of
+ * 8, 16 for one of 64, 1024 for one of 4096. A batch above that is out
+ * of range and must be refused, not cut down to fit.
  */
 START_TEST(batch_above_default_cache_refused)
 {
@@ -836,9 +838,10 @@ START_TEST(batch_above_default_cache_refused)
 		uint32_t capacity, cache_size, batch_size;
 		int want;
 	} cases[] = {
-		{ 64, 0, 100, -EINVAL }, { 64, 0, 3, -EINVAL },
-		{ 64, 0, 2, 0 },         { 4096, 0, 65, -EINVAL },
-		{ 4096, 0, 64, 0 },      { 64, 8, 9, -EINVAL },
+		{ 8, 0, 100, -EINVAL },  { 8, 0, 3, -EINVAL },
+		{ 8, 0, 2, 0 },          { 64, 0, 17, -EINVAL },
+		{ 64, 0, 16, 0 },        { 4096, 0, 1025, -EINVAL },
+		{ 4096, 0, 1024, 0 },    { 64, 8, 9, -EINVAL },
 		{ 64, 8, 8, 0 },
 	};
 

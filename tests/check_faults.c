@@ -177,7 +177,7 @@ START_TEST(orphaned_caches_move_on)
 END_TEST
 
 /*
- * The default cache: capacity / 64 slots, clamped to 2 .. 64, exchanged
+ * The default cache: capacity / 4 slots, clamped to 2 .. 1024, exchanged
  * with the shared list in batches of half a cache. Observed: a fresh pool
  * refills a cache with one batch of fresh slots on the first allocation,
  * so `cached` is batch - 1 right after it; and freeing cache_size + batch
@@ -189,12 +189,12 @@ struct cache_default {
 };
 
 static const struct cache_default cache_defaults[] = {
-	{ 4096, 64 },    /* 4096 / 64 = 64 */
-	{ 1024, 16 },    /* 1024 / 64 */
-	{ 64, 2 },       /* 1, clamped up to 2 */
-	{ 16384, 256 },  /* 16384 / 64 = 256 */
-	{ 65536, 1024 }, /* 65536 / 64 = 1024 */
-	{ 1 << 20, 1024 }, /* 16384, clamped down to 1024 */
+	{ 4096, 1024 },  /* 4096 / 4 = 1024 */
+	{ 1024, 256 },   /* 1024 / 4 */
+	{ 64, 16 },      /* 64 / 4 */
+	{ 4, 2 },        /* 1, clamped up to 2 */
+	{ 7168, 1024 },  /* 1792, clamped down to 1024 */
+	{ 1 << 20, 1024 }, /* 262144, clamped down to 1024 */
 };
 
 START_TEST(default_cache_size)

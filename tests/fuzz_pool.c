@@ -392,7 +392,7 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 /* The cache size a pool made with c has: lfp_config's comment. */
 static uint32_t fz_cache_size(const struct lfp_config *c)
 {
-	uint32_t n = c->capacity / 64;
+	uint32_t n = c->capacity / 4;
 
 	if (c->cache_size)
 		return c->cache_size;
