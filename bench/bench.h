@@ -211,6 +211,10 @@ int bench_report(const struct bench_table *t, const char *dir);
 /* Median of field (0: Mops/s, 1: CPU ns/op) over a cell's repetitions,
  * or NAN when none succeeded. */
 double bench_median(const struct bench_cell *c, int field);
+/* A cell's median speed: Mops/s, or with cpu operations per CPU
+ * microsecond; NAN if ci < 0 or unmeasured. */
+double bench_speed(const struct bench_table *t, int ci,
+		   enum bench_workload wl, unsigned ti, bool cpu);
 /* The index of the contender called name in t, or -1. */
 int bench_find(const struct bench_table *t, const char *name);
 /* report_many.c: the sections on many pools and families, if measured */

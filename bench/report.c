@@ -61,8 +61,8 @@ static double report_mops(const struct bench_table *t, int ci,
  * other programs took from the workers, so ratios of it stay put on a
  * busy machine where ratios of wall-clock throughput wander.
  */
-static double report_speed(const struct bench_table *t, int ci,
-			   enum bench_workload wl, unsigned ti, bool cpu)
+double bench_speed(const struct bench_table *t, int ci,
+		   enum bench_workload wl, unsigned ti, bool cpu)
 {
 	if (ci < 0)
 		return NAN;
@@ -75,10 +75,10 @@ static double report_speed(const struct bench_table *t, int ci,
 static void report_ratio_cell(FILE *f, const struct bench_table *t, int ci,
 			      int base, enum bench_workload wl, unsigned ti)
 {
-	double w = report_speed(t, ci, wl, ti, false) /
-		   report_speed(t, base, wl, ti, false);
-	double c = report_speed(t, ci, wl, ti, true) /
-		   report_speed(t, base, wl, ti, true);
+	double w = bench_speed(t, ci, wl, ti, false) /
+		   bench_speed(t, base, wl, ti, false);
+	double c = bench_speed(t, ci, wl, ti, true) /
+		   bench_speed(t, base, wl, ti, true);
 
 	if (isnan(w))
 		fputs(" | –", f);
@@ -255,29 +255,29 @@ static double report_ratio(const struct bench_table *t, enum report_kind k,
 			   int ci, enum bench_workload wl, unsigned ti,
 			   bool cpu)
 {
-	double me = report_speed(t, ci, wl, ti, cpu), best;
+	double me = bench_speed(t, ci, wl, ti, cpu), best;
 	int two = report_tindex(t, 2), eight = report_tindex(t, 8);
 
 	switch (k) {
 	case VS_LOCAL:
-		return me / report_speed(t, bench_find(t, "local"), wl, ti, cpu);
+		return me / bench_speed(t, bench_find(t, "local"), wl, ti, cpu);
 	case VS_PEERS:
-		best = fmax(report_speed(t, bench_find(t, "mimalloc"), wl, ti,
+		best = fmax(bench_speed(t, bench_find(t, "mimalloc"), wl, ti,
 					 cpu),
-			    report_speed(t, bench_find(t, "jemalloc"), wl, ti,
+			    bench_speed(t, bench_find(t, "jemalloc"), wl, ti,
 					 cpu));
-		best = fmax(best, report_speed(t, bench_find(t, "tcmalloc"),
+		best = fmax(best, bench_speed(t, bench_find(t, "tcmalloc"),
 					       wl, ti, cpu));
 		return me / best;
 	case VS_MIMALLOC:
 		if (t->threads[ti] < 2)
 			return NAN;
-		return me / report_speed(t, bench_find(t, "mimalloc"), wl, ti,
+		return me / bench_speed(t, bench_find(t, "mimalloc"), wl, ti,
 					 cpu);
 	case SCALING:
 		if (two < 0 || eight < 0 || ti != (unsigned)eight)
 			return NAN;
-		return me / report_speed(t, ci, wl, (unsigned)two, cpu);
+		return me / bench_speed(t, ci, wl, (unsigned)two, cpu);
 	}
 	return NAN;
 }

@@ -19,17 +19,6 @@ static const char *const rm_peers[] = { "glibc", "mimalloc", "jemalloc",
 
 static const char *const rm_lfp[] = { "lfp_explicit", "lfp_implicit" };
 
-/* Mops/s, or with cpu operations per CPU microsecond; NAN if unmeasured. */
-static double rm_speed(const struct bench_table *t, int ci,
-		       enum bench_workload wl, unsigned ti, bool cpu)
-{
-	if (ci < 0)
-		return NAN;
-	if (cpu)
-		return 1000 / bench_median(&t->cell[ci][wl][ti], 1);
-	return bench_median(&t->cell[ci][wl][ti], 0);
-}
-
 static double rm_ns(const struct bench_table *t, int ci,
 		    enum bench_workload wl, unsigned ti)
 {
@@ -51,8 +40,8 @@ static void rm_ratio(FILE *f, const struct bench_table *t, int ca,
 		     enum bench_workload wa, int cb, enum bench_workload wb,
 		     unsigned ti)
 {
-	double w = rm_speed(t, ca, wa, ti, false) / rm_speed(t, cb, wb, ti, false);
-	double c = rm_speed(t, ca, wa, ti, true) / rm_speed(t, cb, wb, ti, true);
+	double w = bench_speed(t, ca, wa, ti, false) / bench_speed(t, cb, wb, ti, false);
+	double c = bench_speed(t, ca, wa, ti, true) / bench_speed(t, cb, wb, ti, true);
 
 	if (isnan(w) || isnan(c))
 		fputs(" | –", f);
@@ -86,7 +75,7 @@ static void rm_pools_rows(FILE *f, const struct bench_table *t, int ci,
 			rm_num(f, rm_ns(t, ci, rm_pools_wl(i, burst), ti),
 			       "%.1f");
 		for (unsigned i = 0; i < 4; i++)
-			rm_num(f, rm_speed(t, ci, rm_pools_wl(i, burst), ti,
+			rm_num(f, bench_speed(t, ci, rm_pools_wl(i, burst), ti,
 					   false),
 			       "%.1f");
 		for (unsigned i = 1; i < 4; i++)
@@ -105,7 +94,7 @@ static int rm_best_peer(const struct bench_table *t, enum bench_workload wl,
 
 	for (size_t p = 0; p < RM_NPEERS; p++) {
 		int ci = bench_find(t, rm_peers[p]);
-		double v = rm_speed(t, ci, wl, ti, false);
+		double v = bench_speed(t, ci, wl, ti, false);
 
 		if (!isnan(v) && v > best) {
 			best = v;

@@ -93,13 +93,12 @@
  * parent and in the child once the handler returns), unless another
  * thread forks at the same moment while the interrupted call is one of
  * those six, which hold a lock: the two forks then wait for each other
- * for good. Then prepare waits 20 ms at
- * most, for the whole fork, for caches other threads are emptying (their
- * slots are then lost to the child), and not at all for one the
- * interrupted call is emptying, except in the few instructions between
- * its taking the cache and noting it (and between forgetting it and
- * letting go), where it waits the 20 ms too and that cache's slots are
- * lost to the child.
+ * for good. Then prepare waits 20 ms at most, for the whole fork, for
+ * caches other threads are emptying (their slots are then lost to the
+ * child), and not at all for one the interrupted call is emptying, except
+ * in the few instructions between its taking the cache and noting it
+ * (and between forgetting it and letting go), where it waits the 20 ms
+ * too and that cache's slots are lost to the child.
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
