@@ -6,7 +6,8 @@
  *   lfp_family_alloc/lfp_family_free, through the implicit caches of its
  *   classes;
  * - explicit: one lfp_cache per pool per worker, lfp_cache_alloc/
- *   lfp_cache_free (many pools only).
+ *   lfp_cache_free; on a family, one lfp_family_cache per worker,
+ *   lfp_family_cache_alloc/lfp_family_cache_free.
  * They are the lfp_implicit and lfp_explicit rows of the report. After
  * each run every pool's counters must show every object back and no
  * release refused.
@@ -47,6 +48,7 @@ struct lfpm_ctx {
 	alignas(BENCH_CACHELINE) struct lfp_pool *pool[WL_MANY_MAX_POOLS];
 	struct lfp_cache *cache[WL_MANY_MAX_POOLS];
 	struct lfp_family *fam;
+	struct lfp_family_cache *fc;
 };
 
 static int lfpm_family_create(void)
@@ -162,6 +164,7 @@ static void lfpm_cache_leave(void *ctx)
 
 	for (unsigned i = 0; i < lfpm_npools; i++)
 		lfp_cache_destroy(c->cache[i]);
+	lfp_family_cache_destroy(c->fc);
 	free(c);
 }
 
@@ -174,6 +177,10 @@ static void *lfpm_cache_enter(unsigned tid)
 			lfpm_cache_leave(c); /* NULL is ignored */
 			return NULL;
 		}
+	if (c && c->fam && !(c->fc = lfp_family_cache_create(c->fam))) {
+		lfpm_cache_leave(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -229,6 +236,22 @@ static inline void lfpm_fam_free(void *ctx, unsigned k, void *obj)
 
 BENCH_FAMILY_WORKLOADS(lfpmf, lfpm_fam_alloc, lfpm_fam_free)
 
+/* the family, through one family cache per worker */
+
+static inline void *lfpm_fc_alloc(void *ctx, unsigned k, size_t size)
+{
+	(void)k;
+	return lfp_family_cache_alloc(((struct lfpm_ctx *)ctx)->fc, size);
+}
+
+static inline void lfpm_fc_free(void *ctx, unsigned k, void *obj)
+{
+	(void)k;
+	lfpm_refuse(lfp_family_cache_free(((struct lfpm_ctx *)ctx)->fc, obj));
+}
+
+BENCH_FAMILY_WORKLOADS(lfpmfc, lfpm_fc_alloc, lfpm_fc_free)
+
 static const bench_fn lfpm_implicit_fns[WL_COUNT] = {
 	BENCH_POOLS_FNS(lfpmi),
 	BENCH_FAMILY_FNS(lfpmf),
@@ -236,6 +259,7 @@ static const bench_fn lfpm_implicit_fns[WL_COUNT] = {
 
 static const bench_fn lfpm_explicit_fns[WL_COUNT] = {
 	BENCH_POOLS_FNS(lfpmc),
+	BENCH_FAMILY_FNS(lfpmfc),
 };
 
 const struct bench_many bench_many_lfp_implicit = {

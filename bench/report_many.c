@@ -5,6 +5,7 @@
  *   pools as a multiple of the speed at 1 pool, and lfpool's speed as a
  *   multiple of the best general-purpose allocator's at the same N;
  * - families: lfp_family_alloc/lfp_family_free (the lfp_implicit row)
+ *   and lfp_family_cache_alloc/lfp_family_cache_free (lfp_explicit)
  *   against each allocator, on one size and on mixed sizes.
  * Every ratio is printed as "wall-clock (CPU time)", as in report.c.
  */
@@ -155,41 +156,43 @@ static void rm_pools(FILE *f, const struct bench_table *t, bool burst)
 
 static void rm_family_head(FILE *f)
 {
-	fputs("| workload | threads | lfp_family ns", f);
+	fputs("| workload | threads | family ns | family cache ns", f);
 	for (size_t p = 0; p < RM_NPEERS; p++)
 		fprintf(f, " | %s ns", rm_peers[p]);
-	for (size_t p = 0; p < RM_NPEERS; p++)
-		fprintf(f, " | ×%s", rm_peers[p]);
-	fputs(" |\n|---|---:|---:", f);
-	for (size_t p = 0; p < 2 * RM_NPEERS; p++)
+	fputs(" | family ×best | family cache ×best |\n|---|---:|---:|---:", f);
+	for (size_t p = 0; p < RM_NPEERS + 2; p++)
 		fputs("|---:", f);
 	fputs("|\n", f);
 }
 
 static void rm_family(FILE *f, const struct bench_table *t)
 {
-	int lfp = bench_find(t, "lfp_implicit");
+	int imp = bench_find(t, "lfp_implicit");
+	int exp = bench_find(t, "lfp_explicit");
 
-	fprintf(f, "\n### Families\n\nlfp_family_alloc/lfp_family_free on "
-		   "a family of 32, 64, 128 and 256-byte classes (the "
-		   "lfp_implicit row: the classes' implicit caches) against "
-		   "malloc/free of the same sizes: CPU ns per pair, medians, "
-		   "and lfpool's speed as a multiple of each allocator's, "
-		   "wall-clock (CPU time):\n\n");
+	fprintf(f, "\n### Families\n\nOn a family of 32, 64, 128 and "
+		   "256-byte classes: lfp_family_alloc/lfp_family_free (the "
+		   "family column: the classes' implicit caches) and "
+		   "lfp_family_cache_alloc/lfp_family_cache_free (one family "
+		   "cache per worker), against malloc/free of the same sizes: "
+		   "CPU ns per pair, medians, and lfpool's speed as a multiple "
+		   "of the fastest allocator's, wall-clock (CPU time):\n\n");
 	rm_family_head(f);
 	for (int wl = WL_FIRST_FAMILY; wl < WL_COUNT; wl++) {
 		if (!t->wl_on[wl])
 			continue;
 		for (unsigned ti = 0; ti < t->ntc; ti++) {
+			int best = rm_best_peer(t, (enum bench_workload)wl, ti);
+
 			fprintf(f, "| %s | %u", bench_wl_name[wl],
 				t->threads[ti]);
-			rm_num(f, rm_ns(t, lfp, wl, ti), "%.1f");
+			rm_num(f, rm_ns(t, imp, wl, ti), "%.1f");
+			rm_num(f, rm_ns(t, exp, wl, ti), "%.1f");
 			for (size_t p = 0; p < RM_NPEERS; p++)
 				rm_num(f, rm_ns(t, bench_find(t, rm_peers[p]), wl, ti),
 				       "%.1f");
-			for (size_t p = 0; p < RM_NPEERS; p++)
-				rm_ratio(f, t, lfp, wl, bench_find(t, rm_peers[p]),
-					 wl, ti);
+			rm_ratio(f, t, imp, wl, best, wl, ti);
+			rm_ratio(f, t, exp, wl, best, wl, ti);
 			fputs(" |\n", f);
 		}
 	}

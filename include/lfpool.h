@@ -1179,9 +1179,13 @@ struct lfp_family_stats {
 };
 
 /*
- * Create a family: one pool per class, each made with lfp_create from
- * the class's size, capacity and max_capacity and the shared fields of
- * cfg, each mapping its own memory.
+ * Create a family: one pool per class, each made as lfp_create makes it
+ * from the class's size, capacity and max_capacity and the shared fields
+ * of cfg. The family reserves one range of address space, a zone per
+ * class as large as the largest class's memory (rounded up to a power of
+ * two), and each class maps its memory in its own zone, so that a
+ * release finds the class by arithmetic on the address. The reservation
+ * is address space only: memory is committed as with lfp_create.
  *
  * Returns 0 and sets *out, or:
  *   -EINVAL    cfg or out is NULL, sizes or capacities is NULL, classes
@@ -1189,6 +1193,7 @@ struct lfp_family_stats {
  *              max_capacities is missing with LFP_EXHAUST_GROW, or a
  *              class's lfp_create refused its configuration (see there);
  *   -E2BIG     classes > LFP_FAMILY_MAX_CLASSES;
+ *   -ENOMEM    the zones could not be reserved;
  *   any other error of lfp_create (-EOVERFLOW, -ENOMEM, -EAGAIN,
  *   -ENOTSUP), of the first class that failed.
  * On error no pool is left behind and *out is unchanged.
@@ -1219,15 +1224,16 @@ LFP_API void lfp_family_destroy(struct lfp_family *fam);
  * apart: it returns -EINVAL or -ERANGE for them).
  * Thread safety: any thread, concurrently with any call but
  * lfp_family_destroy. Progress: as lfp_alloc, once per class tried; the
- * class is found in O(log classes).
+ * class is found with one table lookup for sizes up to 4096 bytes, in
+ * O(log classes) above.
  */
 LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
 
 /*
  * Release an object of any class of the family, by any thread. The class
- * is found from the address alone, in O(log classes): the classes' object
- * regions are kept sorted by address, and the one that may hold obj
- * must own it (lfp_owns).
+ * is found from the address alone, with no search: the number of the
+ * zone that holds obj (see lfp_family_create), whose class must own it
+ * (lfp_owns).
  *
  * Returns 0, or, leaving every count unchanged but rejected_frees (of the
  * class, or the family's foreign_frees):
@@ -1291,7 +1297,7 @@ LFP_API int lfp_family_class(const struct lfp_family *fam, size_t size);
  *
  * Returns the class index, or -EINVAL if fam or obj is NULL, or -EFAULT
  * if obj is in the object memory of no class.
- * Thread safety: any thread. Progress: wait-free, O(log classes).
+ * Thread safety: any thread. Progress: wait-free, O(1).
  */
 LFP_API int lfp_family_class_of(const struct lfp_family *fam,
 				const void *obj);
@@ -1308,9 +1314,85 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 			      struct lfp_family_stats *out);
 
 /*
+ * Explicit family caches
+ *
+ * For job systems whose workers have fixed identities, as explicit caches
+ * are for a pool: an explicit cache of every class of the family in one
+ * object, through which a worker allocates by size and releases by
+ * address with no lookup of its caches. Each class's cache is an
+ * ordinary explicit cache (lfp_family_cache_class), with every rule of
+ * one: one thread at a time, objects released anywhere, any object of
+ * the family released into it. Destroy a family cache before its
+ * family, or leave it to lfp_family_destroy, which frees those still
+ * there.
+ */
+
+/* Opaque: an explicit cache of each class of a family. */
+struct lfp_family_cache;
+
+/*
+ * Make an explicit cache of each class of fam (lfp_cache_create on each
+ * class's pool), reusing a family cache given up earlier if possible.
+ * Returns it, or NULL if fam is NULL or memory ran out.
+ * Thread safety: any thread, concurrently with any call but
+ * lfp_family_destroy. Progress: lock-free, blocking only inside mmap
+ * when no cache can be reused.
+ */
+LFP_API struct lfp_family_cache *lfp_family_cache_create(
+	struct lfp_family *fam);
+
+/*
+ * Give every cached slot back to the classes' pools and give the family
+ * cache up (lfp_cache_destroy on each class's cache). NULL is ignored.
+ * The family cache must not be used afterwards.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_destroy, once
+ * per class.
+ */
+LFP_API void lfp_family_cache_destroy(struct lfp_family_cache *fc);
+
+/*
+ * Give every cached slot back to the classes' pools (lfp_cache_flush on
+ * each class's cache). NULL is ignored.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_flush, once
+ * per class.
+ */
+LFP_API void lfp_family_cache_flush(struct lfp_family_cache *fc);
+
+/*
+ * lfp_family_alloc through the family cache: an object of the smallest
+ * class that holds size bytes, from that class's cache, spilling to
+ * larger classes' caches as the family allows. Returns what
+ * lfp_family_alloc returns, counted in the same counters.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_alloc, once
+ * per class tried.
+ */
+LFP_API void *lfp_family_cache_alloc(struct lfp_family_cache *fc,
+				     size_t size);
+
+/*
+ * lfp_family_free into the family cache: the object goes into the cache
+ * of its class. Returns what lfp_family_free returns (-EINVAL also for a
+ * NULL fc), counted in the same counters.
+ * Thread safety: the cache's thread. Progress: lock-free.
+ */
+LFP_API int lfp_family_cache_free(struct lfp_family_cache *fc, void *obj);
+
+/*
+ * The explicit cache of class i inside fc, for the per-class calls
+ * (lfp_cache_stats, the bulk calls). It belongs to fc: it must not be
+ * destroyed by itself.
+ * Returns it, or NULL if fc is NULL or i >= lfp_family_classes.
+ * Thread safety: any thread. Progress: wait-free.
+ */
+LFP_API struct lfp_cache *lfp_family_cache_class(
+	const struct lfp_family_cache *fc, uint32_t i);
+
+/*
  * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
- * lfp_alloc and lfp_free are macros over the static inline functions
- * below, so the common case (the cache has a slot, or room for one)
+ * lfp_alloc, lfp_free and the family's lfp_family_alloc,
+ * lfp_family_free, lfp_family_cache_alloc and lfp_family_cache_free are
+ * macros over the static inline functions below, so the common case (the
+ * cache has a slot, or room for one)
  * costs no call: a few loads and stores, no atomic read-modify-write,
  * and a call to the library only when the cache must be refilled,
  * flushed or handed to another thread. The functions of those names are
@@ -1321,8 +1403,8 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
  * Define LFP_NO_INLINE before including this header to call them
  * always: a program built so depends on the library's exported functions
  * only, while one built with the inline paths depends on the layout of
- * struct lfpi_cache_hot, which is not part of the API and changes only
- * with the library's soname. C++ (lfpool.hpp) and C99 call the exported
+ * the structs below (struct lfpi_cache_hot and the others), which are not
+ * part of the API and change only with the library's soname. C++ (lfpool.hpp) and C99 call the exported
  * functions.
  */
 #if !defined(LFP_NO_INLINE) && !defined(__cplusplus) &&                       \
@@ -1406,6 +1488,36 @@ struct lfpi_cache_tab {
 	uint32_t mask;
 };
 
+/* Sizes a family's size map answers, in 8-byte steps. */
+#define LFPI_FAMILY_MAP_MAX 4096u
+
+/*
+ * The words of a family the inline paths read, at the start of every
+ * struct lfp_family; read-only after lfp_family_create. Not part of the
+ * API.
+ */
+struct lfpi_family_hot {
+	/* Class i's memory lies in [base + (i << zshift), base + (i + 1 <<
+	 * zshift)): one reservation, a zone per class. */
+	uintptr_t base;
+	uint32_t zshift;
+	uint32_t classes;
+	size_t map_max;       /* the largest size map answers */
+	struct {
+		struct lfp_pool *pool;
+		size_t size;
+	} cls[LFP_FAMILY_MAX_CLASSES];
+	/* Entry (size + 7) / 8: the first class that holds the step's
+	 * smallest size. */
+	uint8_t map[LFPI_FAMILY_MAP_MAX / 8 + 1];
+};
+
+/* The start of every struct lfp_family_cache. Not part of the API. */
+struct lfpi_family_cache_hot {
+	const struct lfpi_family_hot *fam;
+	struct lfp_cache *caches[LFP_FAMILY_MAX_CLASSES]; /* by class */
+};
+
 #if defined(__GNUC__)
 /* Initial-exec: a caller in a shared object reads it with one load, no
  * __tls_get_addr (the library reserves its static TLS at load). */
@@ -1422,6 +1534,12 @@ LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
 LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
 LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
 LFP_API extern _Thread_local struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
+LFP_API void *lfpi_family_alloc_slow(struct lfp_family *fam, size_t size);
+LFP_API int lfpi_family_free_slow(struct lfp_family *fam, void *obj);
+LFP_API void *lfpi_family_cache_alloc_slow(struct lfp_family_cache *fc,
+					   size_t size);
+LFP_API int lfpi_family_cache_free_slow(struct lfp_family_cache *fc,
+					void *obj);
 
 #define LFPI_TOP_SHIFT 13
 #define LFPI_TOP_COUNT ((UINT64_C(1) << LFPI_TOP_SHIFT) - 1)
@@ -1445,20 +1563,16 @@ LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 	return atomic_load_explicit(&c->ctl, memory_order_acquire);
 }
 
-/* lfp_cache_alloc on a cache that is not NULL. */
-LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
+/*
+ * Take the slot on top of slots[] (n of them, top the word that counts
+ * them), inside an operation the caller entered with ctl 0, and leave.
+ */
+LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
+					uint64_t top, uint32_t n)
 {
-	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	_Atomic uint32_t *g;
-	uint32_t ctl, n, idx;
-	uint64_t top;
+	uint32_t idx = c->slots[n - 1];
 
-	ctl = lfpi_cache_enter_fast(c);
-	top = atomic_load_explicit(&c->top, memory_order_relaxed);
-	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
-		return lfpi_cache_alloc_slow(cache, ctl);
-	idx = c->slots[n - 1];
 	/* Release (a plain store on x86): pairs with the acquire load of
 	 * top by a reader of the counts (src/cache/exchange.c,
 	 * cache_counts), which must see the moves before this store with
@@ -1475,37 +1589,79 @@ LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
 	return c->objs + (size_t)idx * c->stride;
 }
 
-/* lfp_cache_free on a cache that is not NULL. */
-LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
+/* lfp_cache_alloc on a cache that is not NULL. */
+LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
-	uint64_t off, q, idx, top;
-	_Atomic uint32_t *g;
-	uint32_t ctl, n, gen;
+	uint32_t ctl, n;
+	uint64_t top;
 
-	/*
-	 * The slot, by exact division: with stride = odd << shift, the
-	 * product by the odd part's inverse, rotated right by shift, is the
-	 * quotient when obj is an object's start, and is beyond any slot
-	 * for every other address (NULL, foreign, interior): those, and
-	 * releases that need checks, go out of line.
-	 */
-	off = (uint64_t)((uintptr_t)obj - (uintptr_t)c->objs);
-	q = off * c->inv;
+	ctl = lfpi_cache_enter_fast(c);
+	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
+		return lfpi_cache_alloc_slow(cache, ctl);
+	return lfpi_cache_take_top(c, top, n);
+}
+
+/*
+ * An object from the cache if the fast path has one, or NULL with
+ * nothing done: the operation entered is left at once, as one that
+ * touched nothing (a thief that waits for it sees it out), for the
+ * caller's out-of-line path to enter again.
+ */
+LFPI_H_INLINE void *lfpi_cache_alloc_try(struct lfp_cache *cache)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint32_t ctl, n;
+	uint64_t top;
+
+	ctl = lfpi_cache_enter_fast(c);
+	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (LFPI_H_LIKELY(ctl == 0) && LFPI_H_LIKELY(n != 0))
+		return lfpi_cache_take_top(c, top, n);
+	/* Release: as in lfpi_cache_take_top. */
+	atomic_store_explicit(&c->active, 0, memory_order_release);
+	return (void *)0;
+}
+
+/*
+ * The slot of obj in the cache's pool, by exact division: with stride =
+ * odd << shift, the product by the odd part's inverse, rotated right by
+ * shift, is the quotient when obj is an object's start, and is beyond any
+ * slot (>= nslots) for every other address (NULL, foreign, interior):
+ * those, and releases that need checks, go out of line.
+ */
+LFPI_H_INLINE uint64_t lfpi_cache_slot_of(const struct lfpi_cache_hot *c,
+					  const void *obj)
+{
+	uint64_t off = (uint64_t)((uintptr_t)obj - (uintptr_t)c->objs);
+	uint64_t q = off * c->inv;
+
 	/* 64 bits until compared: a 32-bit size_t would cut the high bits
 	 * that make every other address fail. */
-	idx = q >> c->shift | q << ((64 - c->shift) & 63);
-	if (!LFPI_H_LIKELY(idx < c->nslots))
-		return lfpi_cache_free_slow(cache, obj);
-	g = &c->gen[2 * (size_t)idx];
-	gen = atomic_load_explicit(g, memory_order_relaxed);
-	/* Free already (even): out of line, to be refused. A live
-	 * generation is odd, so a handle never names generation 0; here it
-	 * may wrap to 0 after 2^31 uses of the slot, which only the ctor and
-	 * the debug tools would read as "never used", and their pools
-	 * release out of line (nslots is 0), where 0 is skipped. */
-	if (!LFPI_H_LIKELY(gen & 1))
-		return lfpi_cache_free_slow(cache, obj);
+	return q >> c->shift | q << ((64 - c->shift) & 63);
+}
+
+/* The generation word of slot idx (< nslots). */
+LFPI_H_INLINE _Atomic uint32_t *lfpi_cache_gen(const struct lfpi_cache_hot *c,
+					       uint64_t idx)
+{
+	return &c->gen[2 * (size_t)idx];
+}
+
+/*
+ * Release slot idx (< nslots) into the cache, its generation gen (odd,
+ * live) read from g.
+ */
+LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
+				       _Atomic uint32_t *g, uint32_t gen)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint64_t top;
+	uint32_t ctl, n;
+
 	/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 	ctl = lfpi_cache_enter_fast(c);
@@ -1530,6 +1686,28 @@ LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 	/* Release: as in lfpi_cache_alloc_inline. */
 	atomic_store_explicit(&c->active, 0, memory_order_release);
 	return 0;
+}
+
+/* lfp_cache_free on a cache that is not NULL. */
+LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
+{
+	const struct lfpi_cache_hot *c = (const struct lfpi_cache_hot *)cache;
+	uint64_t idx = lfpi_cache_slot_of(c, obj);
+	_Atomic uint32_t *g;
+	uint32_t gen;
+
+	if (!LFPI_H_LIKELY(idx < c->nslots))
+		return lfpi_cache_free_slow(cache, obj);
+	g = lfpi_cache_gen(c, idx);
+	gen = atomic_load_explicit(g, memory_order_relaxed);
+	/* Free already (even): out of line, to be refused. A live
+	 * generation is odd, so a handle never names generation 0; here it
+	 * may wrap to 0 after 2^31 uses of the slot, which only the ctor and
+	 * the debug tools would read as "never used", and their pools
+	 * release out of line (nslots is 0), where 0 is skipped. */
+	if (!LFPI_H_LIKELY(gen & 1))
+		return lfpi_cache_free_slow(cache, obj);
+	return lfpi_cache_free_live(cache, idx, g, gen);
 }
 
 LFPI_H_INLINE void *lfpi_cache_alloc_inline(struct lfp_cache *cache)
@@ -1592,11 +1770,135 @@ LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 	return lfpi_free_slow(pool, obj);
 }
 
+/* The class whose zone holds obj; >= classes if none does. */
+LFPI_H_INLINE uint64_t lfpi_family_zone(const struct lfpi_family_hot *f,
+					const void *obj)
+{
+	return (uint64_t)((uintptr_t)obj - f->base) >> f->zshift;
+}
+
+/* Whether the inline path finds the calling thread's implicit cache of
+ * pool; if so, sets *out to it. */
+LFPI_H_INLINE bool lfpi_cache_find(const struct lfp_pool *pool,
+				   struct lfp_cache **out)
+{
+	struct lfp_cache *c = lfpi_cache_tab.last;
+
+	if (!LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) &&
+	    !LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+		return false;
+	*out = c;
+	return true;
+}
+
+/*
+ * Release obj into cache if the fast path can (obj is a live object's
+ * start in the cache's pool): 0; otherwise 1, with nothing done.
+ */
+LFPI_H_INLINE int lfpi_cache_free_try(struct lfp_cache *cache, void *obj)
+{
+	const struct lfpi_cache_hot *c = (const struct lfpi_cache_hot *)cache;
+	uint64_t idx = lfpi_cache_slot_of(c, obj);
+	_Atomic uint32_t *g;
+	uint32_t gen;
+
+	if (!LFPI_H_LIKELY(idx < c->nslots))
+		return 1;
+	g = lfpi_cache_gen(c, idx);
+	gen = atomic_load_explicit(g, memory_order_relaxed);
+	if (!LFPI_H_LIKELY(gen & 1))
+		return 1;
+	return lfpi_cache_free_live(cache, idx, g, gen);
+}
+
+/*
+ * The class a family serves size from, if the size map answers it at
+ * once, or UINT32_MAX: size 0 or beyond the map, or a size above the
+ * step's first class (classes need not be multiples of 8), which the
+ * out-of-line path decides.
+ */
+LFPI_H_INLINE uint32_t lfpi_family_class_fast(const struct lfpi_family_hot *f,
+					      size_t size)
+{
+	uint32_t c;
+
+	if (!LFPI_H_LIKELY(size - 1 < f->map_max))
+		return UINT32_MAX;
+	c = f->map[(size + 7) / 8];
+	return LFPI_H_LIKELY(size <= f->cls[c].size) ? c : UINT32_MAX;
+}
+
+LFPI_H_INLINE void *lfpi_family_alloc_inline(struct lfp_family *fam,
+					     size_t size)
+{
+	const struct lfpi_family_hot *f = (const struct lfpi_family_hot *)fam;
+	struct lfp_cache *cache;
+	uint32_t c;
+	void *obj;
+
+	if (LFPI_H_LIKELY(f != (const struct lfpi_family_hot *)0) &&
+	    LFPI_H_LIKELY((c = lfpi_family_class_fast(f, size)) != UINT32_MAX) &&
+	    LFPI_H_LIKELY(lfpi_cache_find(f->cls[c].pool, &cache)) &&
+	    LFPI_H_LIKELY((obj = lfpi_cache_alloc_try(cache)) != (void *)0))
+		return obj;
+	return lfpi_family_alloc_slow(fam, size);
+}
+
+LFPI_H_INLINE int lfpi_family_free_inline(struct lfp_family *fam, void *obj)
+{
+	const struct lfpi_family_hot *f = (const struct lfpi_family_hot *)fam;
+	struct lfp_cache *cache;
+	uint64_t z;
+
+	if (LFPI_H_LIKELY(f != (const struct lfpi_family_hot *)0) &&
+	    LFPI_H_LIKELY((z = lfpi_family_zone(f, obj)) < f->classes) &&
+	    LFPI_H_LIKELY(lfpi_cache_find(f->cls[z].pool, &cache)) &&
+	    LFPI_H_LIKELY(!lfpi_cache_free_try(cache, obj)))
+		return 0;
+	return lfpi_family_free_slow(fam, obj);
+}
+
+LFPI_H_INLINE void *lfpi_family_cache_alloc_inline(struct lfp_family_cache *fc,
+						   size_t size)
+{
+	const struct lfpi_family_cache_hot *h =
+		(const struct lfpi_family_cache_hot *)fc;
+	uint32_t c;
+	void *obj;
+
+	if (LFPI_H_LIKELY(h != (const struct lfpi_family_cache_hot *)0) &&
+	    LFPI_H_LIKELY((c = lfpi_family_class_fast(h->fam, size)) !=
+			  UINT32_MAX) &&
+	    LFPI_H_LIKELY((obj = lfpi_cache_alloc_try(h->caches[c])) !=
+			  (void *)0))
+		return obj;
+	return lfpi_family_cache_alloc_slow(fc, size);
+}
+
+LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
+						void *obj)
+{
+	const struct lfpi_family_cache_hot *h =
+		(const struct lfpi_family_cache_hot *)fc;
+	uint64_t z;
+
+	if (LFPI_H_LIKELY(h != (const struct lfpi_family_cache_hot *)0) &&
+	    LFPI_H_LIKELY((z = lfpi_family_zone(h->fam, obj)) <
+			  h->fam->classes) &&
+	    LFPI_H_LIKELY(!lfpi_cache_free_try(h->caches[z], obj)))
+		return 0;
+	return lfpi_family_cache_free_slow(fc, obj);
+}
+
 #ifndef LFPI_BUILDING
 #define lfp_cache_alloc(cache) lfpi_cache_alloc_inline(cache)
 #define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
 #define lfp_alloc(pool) lfpi_alloc_inline(pool)
 #define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
+#define lfp_family_alloc(fam, size) lfpi_family_alloc_inline(fam, size)
+#define lfp_family_free(fam, obj) lfpi_family_free_inline(fam, obj)
+#define lfp_family_cache_alloc(fc, size) lfpi_family_cache_alloc_inline(fc, size)
+#define lfp_family_cache_free(fc, obj) lfpi_family_cache_free_inline(fc, obj)
 #endif
 #endif /* the inline fast paths */
 

@@ -2,18 +2,19 @@
  * family.c: size-class families, a pool per object size behind one
  * allocator that takes a size.
  *
- * A leaf on top of the public API: every class is an ordinary pool made
- * with lfp_create, and the family only routes, through the inline paths
- * of lfpool.h (the thread's cache of the class, found in its table).
- * Allocation finds the smallest class that fits in a table indexed by
- * the size in 8-byte steps (sizes up to FAMILY_MAP_MAX; above, by binary
- * search over the sizes). Release
- * finds the class from the address: each pool's objects lie in one
- * region that starts at lfp_at(pool, 0) and never moves, the regions of
- * different pools do not overlap, so the only class that can own a
- * pointer is the one whose region starts nearest below it, and lfp_owns
- * says whether it does. The family is read-only after creation but for
- * its counters, so routing touches no shared word of its own.
+ * A leaf on top of the pools: every class is an ordinary pool, and the
+ * family only routes, through the inline paths of lfpool.h (the thread's
+ * cache of the class, found in its table), which the header also inlines
+ * into the caller. Allocation finds the smallest class that fits in a
+ * table indexed by the size in 8-byte steps (sizes up to
+ * LFPI_FAMILY_MAP_MAX; above, by binary search over the sizes). Release
+ * finds the class from the address by arithmetic: the family reserves
+ * one range of address space, a zone of 2^zshift bytes per class, and
+ * each class's pool maps its memory at the start of its zone
+ * (lfpi_create_at), so the class is the zone's number, and lfp_owns
+ * says whether its pool owns the pointer. The family is read-only after
+ * creation but for its counters and its list of family caches, so
+ * routing touches no shared word of its own.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -22,24 +23,19 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "lfpool.h"
-
-/* Sizes the map answers, in steps of 8 bytes; larger ones are searched. */
-#define FAMILY_MAP_MAX 4096u
+#include "memory/slab.h"
+#include "pool/pool.h"
 
 struct lfp_family {
 	/* Read-only after lfp_family_create. */
-	uint32_t classes;
+	struct lfpi_family_hot hot; /* first: lfpool.h reads it */
 	uint32_t spill;
-	size_t map_max;       /* the largest size the map answers */
-	/* Entry (size + 7) / 8: the first class that holds the step's
-	 * smallest size (family_map_sizes). */
-	uint8_t map[FAMILY_MAP_MAX / 8 + 1];
-	size_t sizes[LFP_FAMILY_MAX_CLASSES]; /* increasing */
-	struct lfp_pool *pools[LFP_FAMILY_MAX_CLASSES];
-	/* The object regions' starts, increasing, and their classes. */
-	uintptr_t bases[LFP_FAMILY_MAX_CLASSES];
-	uint8_t base_class[LFP_FAMILY_MAX_CLASSES];
+	void *map;                  /* the zones' reservation */
+	size_t map_size;
+
+	/* Every family cache ever made of the family; pushed, never
+	 * unlinked, reused once given up. */
+	_Atomic(struct lfp_family_cache *) caches;
 
 	/* Bumped only when an allocation fails or spills, or a release is
 	 * refused: off the common paths, on a line of their own. Relaxed
@@ -48,6 +44,13 @@ struct lfp_family {
 	_Atomic uint64_t failed_allocs;
 	_Atomic uint64_t bad_sizes;
 	_Atomic uint64_t foreign_frees;
+};
+
+struct lfp_family_cache {
+	struct lfpi_family_cache_hot hot; /* first: lfpool.h reads it */
+	struct lfp_family *fam;
+	struct lfp_family_cache *next; /* in fam->caches; set before the push */
+	_Atomic uint32_t taken;        /* 1 while a thread has it */
 };
 
 static void family_count(_Atomic uint64_t *counter)
@@ -111,10 +114,10 @@ static void family_class_name(const char *name, size_t size,
 	out[len + ndigits] = '\0';
 }
 
-static int family_make_class(struct lfp_family *fam,
-			     const struct lfp_family_config *cfg, uint32_t i)
+/* Class i's pool configuration; name is filled in, cfg must outlive c. */
+static struct lfp_config family_class_config(const struct lfp_family_config *cfg,
+					     uint32_t i, char *name)
 {
-	char name[LFP_NAME_MAX + 1];
 	struct lfp_config c = {
 		.obj_size = cfg->sizes[i],
 		.align = cfg->align,
@@ -135,40 +138,67 @@ static int family_make_class(struct lfp_family *fam,
 	};
 
 	family_class_name(cfg->name, cfg->sizes[i], name);
-	fam->sizes[i] = cfg->sizes[i];
-	return lfp_create(&c, &fam->pools[i]);
+	return c;
 }
 
-/* Sort the classes' regions by address (insertion sort: 64 at most). */
-static void family_sort_regions(struct lfp_family *fam)
+/*
+ * The zones: 2^zshift bytes each, the smallest power of two (a page at
+ * least) that holds every class's mapping, so a class's zone is its
+ * offset from the reservation shifted right. 0, or the error lfp_create
+ * would return for the first class it would refuse, or -ENOMEM.
+ */
+static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift)
 {
-	for (uint32_t i = 0; i < fam->classes; i++) {
-		uintptr_t base = (uintptr_t)lfp_at(fam->pools[i], 0);
-		uint32_t j = i;
+	char name[LFP_NAME_MAX + 1];
+	size_t most = lfpi_page_size(), len;
+	uint32_t z = 0;
+	int err;
 
-		for (; j && fam->bases[j - 1] > base; j--) {
-			fam->bases[j] = fam->bases[j - 1];
-			fam->base_class[j] = fam->base_class[j - 1];
-		}
-		fam->bases[j] = base;
-		fam->base_class[j] = (uint8_t)i;
+	for (uint32_t i = 0; i < cfg->classes; i++) {
+		struct lfp_config c = family_class_config(cfg, i, name);
+
+		if ((err = lfpi_pool_map_len(&c, &len)))
+			return err;
+		if (len > most)
+			most = len;
 	}
+	while (z < 63 && ((size_t)1 << z) < most)
+		z++;
+	/* All the zones must fit in the address space, with room to spare
+	 * (LFP_FAMILY_MAX_CLASSES = 2^6 zones). */
+	if (z + 6 >= sizeof(size_t) * 8 - 1)
+		return -ENOMEM;
+	*zshift = z;
+	return 0;
+}
+
+static int family_make_class(struct lfp_family *fam,
+			     const struct lfp_family_config *cfg, uint32_t i)
+{
+	char name[LFP_NAME_MAX + 1];
+	struct lfp_config c = family_class_config(cfg, i, name);
+	size_t zone = (size_t)1 << fam->hot.zshift;
+
+	fam->hot.cls[i].size = cfg->sizes[i];
+	return lfpi_create_at(&c, (char *)fam->map + i * zone, zone,
+			      &fam->hot.cls[i].pool);
 }
 
 /* The size map: for every 8-byte step up to the largest class (and
- * FAMILY_MAP_MAX), the first class that holds the step's smallest size
- * (lfp_family_class goes on from there for sizes of the step that it
- * does not hold: classes need not be multiples of 8). */
+ * LFPI_FAMILY_MAP_MAX), the first class that holds the step's smallest
+ * size (lfp_family_class goes on from there for sizes of the step that
+ * it does not hold: classes need not be multiples of 8). */
 static void family_map_sizes(struct lfp_family *fam)
 {
-	size_t max = fam->sizes[fam->classes - 1];
+	struct lfpi_family_hot *f = &fam->hot;
+	size_t max = f->cls[f->classes - 1].size;
 	uint32_t c = 0;
 
-	fam->map_max = max < FAMILY_MAP_MAX ? max : FAMILY_MAP_MAX;
-	for (size_t i = 1; i * 8 - 7 <= fam->map_max; i++) {
-		while (fam->sizes[c] < i * 8 - 7)
+	f->map_max = max < LFPI_FAMILY_MAP_MAX ? max : LFPI_FAMILY_MAP_MAX;
+	for (size_t i = 1; i * 8 - 7 <= f->map_max; i++) {
+		while (f->cls[c].size < i * 8 - 7)
 			c++;
-		fam->map[i] = (uint8_t)c;
+		f->map[i] = (uint8_t)c;
 	}
 }
 
@@ -176,11 +206,12 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 		      struct lfp_family **out)
 {
 	struct lfp_family *fam;
+	uint32_t zshift;
 	int err;
 
 	if (!cfg || !out)
 		return -EINVAL;
-	if ((err = family_check(cfg)))
+	if ((err = family_check(cfg)) || (err = family_zones(cfg, &zshift)))
 		return err;
 	/* mmap, not malloc: the library never calls malloc. */
 	fam = mmap(NULL, sizeof(*fam), PROT_READ | PROT_WRITE,
@@ -188,14 +219,20 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 	if (fam == MAP_FAILED)
 		return -ENOMEM;
 	fam->spill = cfg->spill;
+	fam->hot.zshift = zshift;
+	fam->map_size = (size_t)cfg->classes << zshift;
+	if (!(fam->map = lfpi_reserve(NULL, fam->map_size))) {
+		munmap(fam, sizeof(*fam));
+		return -ENOMEM;
+	}
+	fam->hot.base = (uintptr_t)fam->map;
 	for (uint32_t i = 0; i < cfg->classes; i++) {
 		if ((err = family_make_class(fam, cfg, i))) {
 			lfp_family_destroy(fam);
 			return err;
 		}
-		fam->classes = i + 1;
+		fam->hot.classes = i + 1;
 	}
-	family_sort_regions(fam);
 	family_map_sizes(fam);
 	*out = fam;
 	return 0;
@@ -203,10 +240,20 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 
 void lfp_family_destroy(struct lfp_family *fam)
 {
+	struct lfp_family_cache *fc, *next;
+
 	if (!fam)
 		return;
-	for (uint32_t i = 0; i < fam->classes; i++)
-		lfp_destroy(fam->pools[i]);
+	/* The pools free their explicit caches, the family caches' too. */
+	for (uint32_t i = 0; i < fam->hot.classes; i++)
+		lfp_destroy(fam->hot.cls[i].pool);
+	/* Relaxed: no other thread may use the family now. */
+	for (fc = atomic_load_explicit(&fam->caches, memory_order_relaxed); fc;
+	     fc = next) {
+		next = fc->next;
+		munmap(fc, sizeof(*fc));
+	}
+	munmap(fam->map, fam->map_size);
 	munmap(fam, sizeof(*fam));
 }
 
@@ -214,24 +261,25 @@ void lfp_family_destroy(struct lfp_family *fam)
 
 int lfp_family_class(const struct lfp_family *fam, size_t size)
 {
+	const struct lfpi_family_hot *f = fam ? &fam->hot : NULL;
 	uint32_t lo = 0, hi;
 
 	if (!fam || !size)
 		return -EINVAL;
-	if (size <= fam->map_max) {
-		lo = fam->map[(size + 7) / 8];
-		while (fam->sizes[lo] < size) /* a class inside the step */
+	if (size <= f->map_max) {
+		lo = f->map[(size + 7) / 8];
+		while (f->cls[lo].size < size) /* a class inside the step */
 			lo++;
 		return (int)lo;
 	}
-	hi = fam->classes;
-	if (size > fam->sizes[hi - 1])
+	hi = f->classes;
+	if (size > f->cls[hi - 1].size)
 		return -ERANGE;
 	/* The first class whose size is >= size; there is one. */
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 
-		if (fam->sizes[mid] < size)
+		if (f->cls[mid].size < size)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -241,37 +289,29 @@ int lfp_family_class(const struct lfp_family *fam, size_t size)
 
 int lfp_family_class_of(const struct lfp_family *fam, const void *obj)
 {
-	uintptr_t p = (uintptr_t)obj;
-	uint32_t lo = 0, hi, c;
+	uint64_t z;
 
 	if (!fam || !obj)
 		return -EINVAL;
-	/* The last region that starts at or below p: the only one that
-	 * can hold it, since regions do not overlap. */
-	hi = fam->classes;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (fam->bases[mid] <= p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	/* Only the pool of obj's zone can own it. */
+	z = lfpi_family_zone(&fam->hot, obj);
+	if (z >= fam->hot.classes)
 		return -EFAULT;
-	c = fam->base_class[lo - 1];
-	return lfp_owns(fam->pools[c], obj) ? (int)c : -EFAULT;
+	return lfp_owns(fam->hot.cls[z].pool, obj) ? (int)z : -EFAULT;
 }
 
-/* The class that fits is exhausted: try up to spill larger ones. */
-static void *family_spill(struct lfp_family *fam, uint32_t c)
+/* The class that fits, c, is exhausted: try up to spill larger ones,
+ * through the calling thread's caches (fc NULL) or fc's. */
+static void *family_spill(struct lfp_family *fam, struct lfp_family_cache *fc,
+			  uint32_t c)
 {
-	uint32_t last = fam->classes - 1;
+	uint32_t last = fam->hot.classes - 1;
 
 	if (fam->spill < last - c)
 		last = c + fam->spill;
 	while (c++ < last) {
-		void *obj = lfpi_alloc_inline(fam->pools[c]);
+		void *obj = fc ? lfpi_cache_alloc_body(fc->hot.caches[c])
+			       : lfpi_alloc_inline(fam->hot.cls[c].pool);
 
 		if (obj) {
 			family_count(&fam->spilled);
@@ -282,7 +322,10 @@ static void *family_spill(struct lfp_family *fam, uint32_t c)
 	return NULL;
 }
 
-void *lfp_family_alloc(struct lfp_family *fam, size_t size)
+/* The allocation the inline path left: a size the map does not answer at
+ * once, a refused one, or one the class's cache cannot serve inline. */
+static void *family_alloc(struct lfp_family *fam, struct lfp_family_cache *fc,
+			  size_t size)
 {
 	int c = lfp_family_class(fam, size);
 	void *obj;
@@ -292,36 +335,177 @@ void *lfp_family_alloc(struct lfp_family *fam, size_t size)
 			family_count(&fam->bad_sizes);
 		return NULL;
 	}
-	obj = lfpi_alloc_inline(fam->pools[c]);
-	return obj ? obj : family_spill(fam, (uint32_t)c);
+	obj = fc ? lfpi_cache_alloc_body(fc->hot.caches[c])
+		 : lfpi_alloc_inline(fam->hot.cls[c].pool);
+	return obj ? obj : family_spill(fam, fc, (uint32_t)c);
 }
 
-int lfp_family_free(struct lfp_family *fam, void *obj)
+void *lfpi_family_alloc_slow(struct lfp_family *fam, size_t size)
+{
+	return family_alloc(fam, NULL, size);
+}
+
+void *lfpi_family_cache_alloc_slow(struct lfp_family_cache *fc, size_t size)
+{
+	return fc ? family_alloc(fc->fam, fc, size) : NULL;
+}
+
+/* The release the inline path left: not a live object's start in its
+ * zone's pool (or a cache the thread has not made yet). */
+static int family_free(struct lfp_family *fam, struct lfp_family_cache *fc,
+		       void *obj)
 {
 	int c = lfp_family_class_of(fam, obj);
 
 	if (c >= 0)
-		return lfpi_free_inline(fam->pools[c], obj);
+		return fc ? lfpi_cache_free_body(fc->hot.caches[c], obj)
+			  : lfpi_free_inline(fam->hot.cls[c].pool, obj);
 	if (c == -EFAULT)
 		family_count(&fam->foreign_frees);
 	return c;
+}
+
+int lfpi_family_free_slow(struct lfp_family *fam, void *obj)
+{
+	return family_free(fam, NULL, obj);
+}
+
+int lfpi_family_cache_free_slow(struct lfp_family_cache *fc, void *obj)
+{
+	return fc ? family_free(fc->fam, fc, obj) : -EINVAL;
+}
+
+void *lfp_family_alloc(struct lfp_family *fam, size_t size)
+{
+	return lfpi_family_alloc_inline(fam, size);
+}
+
+int lfp_family_free(struct lfp_family *fam, void *obj)
+{
+	return lfpi_family_free_inline(fam, obj);
+}
+
+void *lfp_family_cache_alloc(struct lfp_family_cache *fc, size_t size)
+{
+	return lfpi_family_cache_alloc_inline(fc, size);
+}
+
+int lfp_family_cache_free(struct lfp_family_cache *fc, void *obj)
+{
+	return lfpi_family_cache_free_inline(fc, obj);
+}
+
+/* ---- family caches ------------------------------------------------------ */
+
+/* Make fc's class caches: true, or false with none left made. */
+static bool family_cache_fill(struct lfp_family_cache *fc)
+{
+	const struct lfpi_family_hot *f = &fc->fam->hot;
+
+	for (uint32_t i = 0; i < f->classes; i++)
+		if (!(fc->hot.caches[i] = lfp_cache_create(f->cls[i].pool))) {
+			while (i--)
+				lfp_cache_destroy(fc->hot.caches[i]);
+			return false;
+		}
+	return true;
+}
+
+/* A family cache given up earlier, taken; or NULL. */
+static struct lfp_family_cache *family_cache_reuse(struct lfp_family *fam)
+{
+	/* Acquire: pairs with the release CAS that pushed the cache, so its
+	 * fam and next are seen. */
+	struct lfp_family_cache *fc =
+		atomic_load_explicit(&fam->caches, memory_order_acquire);
+
+	for (; fc; fc = fc->next) {
+		uint32_t idle = 0;
+
+		/* Acquire: pairs with the release store in
+		 * lfp_family_cache_destroy, after which its caches were
+		 * given up. */
+		if (atomic_compare_exchange_strong_explicit(
+			    &fc->taken, &idle, 1, memory_order_acquire,
+			    memory_order_relaxed))
+			return fc;
+	}
+	return NULL;
+}
+
+struct lfp_family_cache *lfp_family_cache_create(struct lfp_family *fam)
+{
+	struct lfp_family_cache *fc, *head;
+
+	if (!fam)
+		return NULL;
+	if ((fc = family_cache_reuse(fam))) {
+		if (family_cache_fill(fc))
+			return fc;
+		/* Release: as in lfp_family_cache_destroy. */
+		atomic_store_explicit(&fc->taken, 0, memory_order_release);
+		return NULL;
+	}
+	fc = mmap(NULL, sizeof(*fc), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fc == MAP_FAILED)
+		return NULL;
+	fc->hot.fam = &fam->hot;
+	fc->fam = fam;
+	atomic_init(&fc->taken, 1);
+	if (!family_cache_fill(fc)) {
+		munmap(fc, sizeof(*fc));
+		return NULL;
+	}
+	head = atomic_load_explicit(&fam->caches, memory_order_relaxed);
+	do
+		fc->next = head;
+	/* Release: pairs with the acquire load in family_cache_reuse. */
+	while (!atomic_compare_exchange_weak_explicit(&fam->caches, &head, fc,
+						      memory_order_release,
+						      memory_order_relaxed));
+	return fc;
+}
+
+void lfp_family_cache_destroy(struct lfp_family_cache *fc)
+{
+	if (!fc)
+		return;
+	for (uint32_t i = 0; i < fc->fam->hot.classes; i++)
+		lfp_cache_destroy(fc->hot.caches[i]);
+	/* Release: pairs with the acquire CAS in family_cache_reuse. */
+	atomic_store_explicit(&fc->taken, 0, memory_order_release);
+}
+
+void lfp_family_cache_flush(struct lfp_family_cache *fc)
+{
+	if (!fc)
+		return;
+	for (uint32_t i = 0; i < fc->fam->hot.classes; i++)
+		lfp_cache_flush(fc->hot.caches[i]);
+}
+
+struct lfp_cache *lfp_family_cache_class(const struct lfp_family_cache *fc,
+					 uint32_t i)
+{
+	return fc && i < fc->fam->hot.classes ? fc->hot.caches[i] : NULL;
 }
 
 /* ---- introspection ------------------------------------------------------ */
 
 uint32_t lfp_family_classes(const struct lfp_family *fam)
 {
-	return fam ? fam->classes : 0;
+	return fam ? fam->hot.classes : 0;
 }
 
 struct lfp_pool *lfp_family_pool(const struct lfp_family *fam, uint32_t i)
 {
-	return fam && i < fam->classes ? fam->pools[i] : NULL;
+	return fam && i < fam->hot.classes ? fam->hot.cls[i].pool : NULL;
 }
 
 size_t lfp_family_class_size(const struct lfp_family *fam, uint32_t i)
 {
-	return fam && i < fam->classes ? fam->sizes[i] : 0;
+	return fam && i < fam->hot.classes ? fam->hot.cls[i].size : 0;
 }
 
 static void family_add(struct lfp_stats *t, const struct lfp_stats *s)
@@ -356,10 +540,10 @@ void lfp_family_stats(const struct lfp_family *fam,
 	if (!fam || !out)
 		return;
 	memset(&st, 0, sizeof(st));
-	for (uint32_t i = 0; i < fam->classes; i++) {
+	for (uint32_t i = 0; i < fam->hot.classes; i++) {
 		struct lfp_stats s;
 
-		lfp_stats(fam->pools[i], &s);
+		lfp_stats(fam->hot.cls[i].pool, &s);
 		family_add(&st.total, &s);
 	}
 	st.spilled = atomic_load_explicit(&f->spilled, memory_order_relaxed);

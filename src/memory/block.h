@@ -75,6 +75,8 @@ struct lfp_pool {
 	uint32_t stride_tz;       /* stride = odd << stride_tz */
 	uint64_t stride_inv;      /* odd's inverse modulo 2^64 */
 	uint32_t flags;
+	bool map_lent;            /* map is part of a family's reservation
+				     (lfpi_create_at), which unmaps it */
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
 	uint64_t id;              /* unique per pool ever made in the process */

@@ -136,32 +136,57 @@ int (*lfpi_commit)(void *addr, size_t len) = lfpi_commit_mprotect;
  * see grow.c). Anonymous mappings are zero-filled and resident only once
  * touched, which is what makes a large pool cheap until it is used.
  * Alignment beyond a page is had by mapping extra and skipping to the
- * boundary.
+ * boundary: lfpi_map_len bytes in all. With `where` (page-aligned, inside
+ * a reservation of the caller that has room for them), the mapping
+ * replaces that part of the reservation, and a failure puts the
+ * reservation back, so that no hole is left for another mapping to take.
  */
+size_t lfpi_map_len(size_t size, size_t align)
+{
+	size_t len, extra = align > lfpi_page_size() ? align : 0;
+
+	return __builtin_add_overflow(size, extra, &len) ? 0 : len;
+}
+
 void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
-	       void **map, size_t *map_size)
+	       void *where, void **map, size_t *map_size)
 {
 	size_t page = lfpi_page_size();
-	size_t len, extra = align > page ? align : 0;
+	size_t len = lfpi_map_len(size, align);
+	int fixed = where ? MAP_FIXED : 0;
 	uintptr_t base;
 	void *p;
 
-	if (__builtin_add_overflow(size, extra, &len))
+	if (!len)
 		return NULL;
-	p = mmap(NULL, len, commit < size ? PROT_NONE : PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = mmap(where, len, commit < size ? PROT_NONE : PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	base = extra ? (((uintptr_t)p + at + align - 1) & ~(uintptr_t)(align - 1)) - at
-		     : (uintptr_t)p;
+	base = align > page
+		       ? (((uintptr_t)p + at + align - 1) & ~(uintptr_t)(align - 1)) - at
+		       : (uintptr_t)p;
 	if (commit < size &&
 	    lfpi_commit(p, (base - (uintptr_t)p + commit + page - 1) & ~(page - 1))) {
-		munmap(p, len);
+		if (where)
+			(void)lfpi_reserve(where, len);
+		else
+			munmap(p, len);
 		return NULL;
 	}
 	*map = p;
 	*map_size = len;
 	return (void *)base;
+}
+
+void *lfpi_reserve(void *where, size_t len)
+{
+	void *p = mmap(where, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			       (where ? MAP_FIXED : 0),
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 int lfpi_advise_huge_madvise(void *addr, size_t len)
@@ -187,25 +212,46 @@ int (*lfpi_advise_huge)(void *addr, size_t len) = lfpi_advise_huge_madvise;
  * madvise (no THP in this kernel) leaves the pool on normal pages: the
  * flag is a hint, so creation does not fail for it.
  */
-void *lfpi_map_pool(const struct lfpi_layout *l, uint32_t flags, void **map,
-		    size_t *map_size)
+/* What lfpi_map_pool maps for l: 0 on overflow. */
+static int slab_plan(const struct lfpi_layout *l, uint32_t flags,
+		     size_t *size, size_t *commit, size_t *align, size_t *at)
 {
-	size_t commit = l->objs_off + (size_t)l->initial * l->stride;
-	size_t size = l->total, align = l->base_align, at = 0;
-	void *base;
-
+	*commit = l->objs_off + (size_t)l->initial * l->stride;
+	*size = l->total;
+	*align = l->base_align;
+	*at = 0;
 	if ((flags & LFP_F_HUGEPAGE) && l->base_align < LFPI_HUGE_PAGE) {
-		align = LFPI_HUGE_PAGE;
-		at = l->objs_off;
-		if (!slab_round_up(l->total - at, LFPI_HUGE_PAGE, &size) ||
-		    __builtin_add_overflow(size, at, &size))
-			return NULL;
+		*align = LFPI_HUGE_PAGE;
+		*at = l->objs_off;
+		if (!slab_round_up(l->total - *at, LFPI_HUGE_PAGE, size) ||
+		    __builtin_add_overflow(*size, *at, size))
+			return 0;
 	}
 	/* All of it usable unless the pool may grow: a PROT_NONE tail would
 	 * split the last huge page's stretch off into a mapping of its own. */
 	if (l->initial == l->slots)
-		commit = size;
-	base = lfpi_map(size, commit, align, at, map, map_size);
+		*commit = *size;
+	return 1;
+}
+
+size_t lfpi_map_pool_len(const struct lfpi_layout *l, uint32_t flags)
+{
+	size_t size, commit, align, at;
+
+	return slab_plan(l, flags, &size, &commit, &align, &at)
+		       ? lfpi_map_len(size, align)
+		       : 0;
+}
+
+void *lfpi_map_pool(const struct lfpi_layout *l, uint32_t flags, void *where,
+		    void **map, size_t *map_size)
+{
+	size_t size, commit, align, at;
+	void *base;
+
+	if (!slab_plan(l, flags, &size, &commit, &align, &at))
+		return NULL;
+	base = lfpi_map(size, commit, align, at, where, map, map_size);
 	if (base && (flags & LFP_F_HUGEPAGE))
 		(void)lfpi_advise_huge(*map, *map_size);
 	return base;

@@ -136,6 +136,25 @@ LFPI_NOINLINE uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj,
 
 int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 {
+	return lfpi_create_at(cfg, NULL, 0, out);
+}
+
+int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len)
+{
+	struct lfpi_layout l;
+	int err;
+
+	if (!cfg)
+		return -EINVAL;
+	if ((err = lfpi_layout(cfg, &l)))
+		return err;
+	*len = cfg->memory ? 0 : lfpi_map_pool_len(&l, cfg->flags);
+	return cfg->memory || *len ? 0 : -EOVERFLOW;
+}
+
+int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
+		   struct lfp_pool **out)
+{
 	static _Atomic uint64_t probe;
 	struct lfpi_layout l;
 	void *map = NULL;
@@ -152,6 +171,9 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		return -ENOTSUP;
 	if ((err = lfpi_cache_global_init()) || (err = lfpi_fork_global_init()))
 		return err;
+	if (where && (cfg->memory || lfpi_map_pool_len(&l, cfg->flags) - 1 >=
+						  room))
+		return -EINVAL;
 	if (cfg->memory) {
 		if (cfg->memory_size < l.total ||
 		    (uintptr_t)cfg->memory % l.base_align)
@@ -160,7 +182,7 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 		/* Header and metadata only: the objects stay untouched. */
 		memset(base + l.slots_off, 0, l.objs_off - l.slots_off);
 	} else {
-		base = lfpi_map_pool(&l, cfg->flags, &map, &map_size);
+		base = lfpi_map_pool(&l, cfg->flags, where, &map, &map_size);
 		if (!base)
 			return -ENOMEM;
 	}
@@ -168,11 +190,15 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	pool_init((struct lfp_pool *)base, cfg, &l, base);
 	if ((err = pthread_mutex_init(&((struct lfp_pool *)base)->grow_lock,
 				      NULL))) {
-		lfpi_unmap(map, map_size);
+		if (where)
+			(void)lfpi_reserve(map, map_size);
+		else
+			lfpi_unmap(map, map_size);
 		return -err;
 	}
 	((struct lfp_pool *)base)->map = map;
 	((struct lfp_pool *)base)->map_size = map_size;
+	((struct lfp_pool *)base)->map_lent = where != NULL;
 	lfpi_debug_init((struct lfp_pool *)base);
 	pool_set_quirks((struct lfp_pool *)base);
 	lfpi_cache_number((struct lfp_pool *)base);
@@ -192,7 +218,12 @@ void lfp_destroy(struct lfp_pool *pool)
 	lfpi_debug_destroy(pool);
 	lfpi_trim_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
-	lfpi_unmap(pool->map, pool->map_size);
+	/* A lent mapping goes back to its reservation, whose owner unmaps
+	 * it: unmapped here, its range could go to another mapping first. */
+	if (pool->map_lent)
+		(void)lfpi_reserve(pool->map, pool->map_size);
+	else
+		lfpi_unmap(pool->map, pool->map_size);
 }
 
 /*
