@@ -10,7 +10,10 @@
 # The implicit paths counted are those through the cache the thread found
 # last (one pool in use); a thread going through several pools takes the
 # table's path instead, 9 instructions more with gcc (the pool's number,
-# the entry, the check).
+# the entry, the check). The family's paths (family_*: lfp_family_alloc
+# and lfp_family_free, through the thread's caches; fcache_*: through an
+# explicit family cache) add the size map or the zone to a cache's path;
+# they have budgets and no targets.
 #
 # The budgets are the counts of the code as it is, so that a change that
 # lengthens a fast path fails `make bench`; the targets beside them are
@@ -33,6 +36,10 @@ void *explicit_alloc(struct lfp_cache *c) { return lfp_cache_alloc(c); }
 int explicit_free(struct lfp_cache *c, void *o) { return lfp_cache_free(c, o); }
 void *implicit_alloc(struct lfp_pool *p) { return lfp_alloc(p); }
 int implicit_free(struct lfp_pool *p, void *o) { return lfp_free(p, o); }
+void *family_alloc(struct lfp_family *f, size_t n) { return lfp_family_alloc(f, n); }
+int family_free(struct lfp_family *f, void *o) { return lfp_family_free(f, o); }
+void *fcache_alloc(struct lfp_family_cache *f, size_t n) { return lfp_family_cache_alloc(f, n); }
+int fcache_free(struct lfp_family_cache *f, void *o) { return lfp_family_cache_free(f, o); }
 EOF
 
 # budget and target of a path, by compiler family.
@@ -42,12 +49,17 @@ budget() {
 	gcc:implicit_alloc) echo 28 ;; gcc:implicit_free) echo 41 ;;
 	clang:explicit_alloc) echo 21 ;; clang:explicit_free) echo 36 ;;
 	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 40 ;;
+	gcc:family_alloc) echo 43 ;; gcc:family_free) echo 52 ;;
+	gcc:fcache_alloc) echo 38 ;; gcc:fcache_free) echo 46 ;;
+	clang:family_alloc) echo 40 ;; clang:family_free) echo 51 ;;
+	clang:fcache_alloc) echo 37 ;; clang:fcache_free) echo 47 ;;
 	esac
 }
 target() {
 	case $1 in
 	explicit_alloc) echo 12 ;; explicit_free) echo 14 ;;
 	implicit_alloc) echo 16 ;; implicit_free) echo 18 ;;
+	*) echo - ;;
 	esac
 }
 
@@ -73,7 +85,8 @@ for cc in "$@"; do
 			n++
 			if ($0 ~ /\tretq?( |$)/) { print fn, n; done = 1 }
 		}')
-	for path in explicit_alloc explicit_free implicit_alloc implicit_free; do
+	for path in explicit_alloc explicit_free implicit_alloc implicit_free \
+		family_alloc family_free fcache_alloc fcache_free; do
 		n=$(printf '%s\n' "$counts" | awk -v p="$path" '$1 == p { print $2 }')
 		b=$(budget "$family" "$path")
 		t=$(target "$path")
@@ -84,7 +97,7 @@ for cc in "$@"; do
 		fi
 		mark=
 		[ "$n" -le "$b" ] || { mark="  FAIL: over budget"; status=1; }
-		printf '%-8s %-16s %6d %6d %6d%s\n' "$family" "$path" "$n" "$b" "$t" "$mark"
+		printf '%-8s %-16s %6d %6d %6s%s\n' "$family" "$path" "$n" "$b" "$t" "$mark"
 		ran=1
 	done
 done
