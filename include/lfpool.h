@@ -1336,7 +1336,8 @@ struct lfp_family_cache;
  * Returns it, or NULL if fam is NULL or memory ran out.
  * Thread safety: any thread, concurrently with any call but
  * lfp_family_destroy. Progress: lock-free, blocking only inside mmap
- * when no cache can be reused.
+ * (the family cache's own, when none can be reused, or a class's
+ * lfp_cache_create's).
  */
 LFP_API struct lfp_family_cache *lfp_family_cache_create(
 	struct lfp_family *fam);

@@ -6,6 +6,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -144,6 +147,44 @@ START_TEST(zones_are_the_pools_own_and_go_with_the_family)
 	expect_family_accounted(fam, 0);
 	lfp_family_destroy(fam);
 	ck_assert(!mapped(base, len));
+}
+END_TEST
+
+/*
+ * A class commits its memory as lfp_create would, so the limits that
+ * hold for a pool hold for it: with RLIMIT_DATA below a fully committed
+ * class, the family is refused as the pool is, and leaves nothing mapped
+ * (a mapping placed over the reservation with MAP_FIXED escaped the
+ * limit). In a child, which the limit binds alone.
+ */
+START_TEST(zones_commit_within_the_data_limit)
+{
+	static const size_t sz[] = { 65536 };
+	static const uint32_t cap[] = { 4000 }; /* 256 MiB, all usable */
+	struct lfp_family_config cfg = { .sizes = sz, .capacities = cap,
+					 .classes = 1 };
+	struct lfp_config pc = { .obj_size = 65536, .capacity = 4000 };
+	int status;
+	pid_t pid;
+
+	if (under_sanitizer())
+		return; /* a sanitizer's shadow memory counts in the limit */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { (rlim_t)64 << 20, RLIM_INFINITY };
+		struct lfp_family *fam = NULL;
+		struct lfp_pool *pool = NULL;
+
+		if (setrlimit(RLIMIT_DATA, &rl))
+			_exit(3);
+		if (lfp_create(&pc, &pool) != -ENOMEM)
+			_exit(4);
+		_exit(lfp_family_create(&cfg, &fam) == -ENOMEM ? 0 : 5);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 END_TEST
 
@@ -386,6 +427,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, zones_name_every_class, 0, TEST_NMODES);
 	tcase_add_test(tc, zones_are_the_pools_own_and_go_with_the_family);
+	tcase_add_test(tc, zones_commit_within_the_data_limit);
 	tcase_add_loop_test(tc, family_cache_routes_by_size_and_address, 0,
 			    TEST_NMODES);
 	tcase_add_loop_test(tc, family_cache_refuses_as_the_family, 0,

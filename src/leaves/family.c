@@ -151,7 +151,7 @@ static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift)
 {
 	char name[LFP_NAME_MAX + 1];
 	size_t most = lfpi_page_size(), len;
-	uint32_t z = 0;
+	uint32_t z = 0, cb = 0;
 	int err;
 
 	for (uint32_t i = 0; i < cfg->classes; i++) {
@@ -164,9 +164,10 @@ static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift)
 	}
 	while (z < 63 && ((size_t)1 << z) < most)
 		z++;
-	/* All the zones must fit in the address space, with room to spare
-	 * (LFP_FAMILY_MAX_CLASSES = 2^6 zones). */
-	if (z + 6 >= sizeof(size_t) * 8 - 1)
+	/* All the zones must fit in half the address space. */
+	while (((uint32_t)1 << cb) < cfg->classes)
+		cb++;
+	if (z + cb >= sizeof(size_t) * 8 - 1)
 		return -ENOMEM;
 	*zshift = z;
 	return 0;
@@ -221,7 +222,7 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 	fam->spill = cfg->spill;
 	fam->hot.zshift = zshift;
 	fam->map_size = (size_t)cfg->classes << zshift;
-	if (!(fam->map = lfpi_reserve(NULL, fam->map_size))) {
+	if (!(fam->map = lfpi_reserve(fam->map_size))) {
 		munmap(fam, sizeof(*fam));
 		return -ENOMEM;
 	}

@@ -137,9 +137,11 @@ int (*lfpi_commit)(void *addr, size_t len) = lfpi_commit_mprotect;
  * touched, which is what makes a large pool cheap until it is used.
  * Alignment beyond a page is had by mapping extra and skipping to the
  * boundary: lfpi_map_len bytes in all. With `where` (page-aligned, inside
- * a reservation of the caller that has room for them), the mapping
- * replaces that part of the reservation, and a failure puts the
- * reservation back, so that no hole is left for another mapping to take.
+ * a private, anonymous, PROT_NONE reservation of the caller that has room
+ * for them), that part of the reservation is committed in place by
+ * mprotect, which never unmaps: a MAP_FIXED mmap over it that failed
+ * could leave a hole for another mapping to take (Linux before 6.12),
+ * and one that succeeded would escape RLIMIT_DATA.
  */
 size_t lfpi_map_len(size_t size, size_t align)
 {
@@ -152,24 +154,27 @@ void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
 	       void *where, void **map, size_t *map_size)
 {
 	size_t page = lfpi_page_size();
-	size_t len = lfpi_map_len(size, align);
-	int fixed = where ? MAP_FIXED : 0;
+	size_t len = lfpi_map_len(size, align), clen = len;
 	uintptr_t base;
-	void *p;
+	void *p = where;
 
 	if (!len)
 		return NULL;
-	p = mmap(where, len, commit < size ? PROT_NONE : PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
+	if (!where) {
+		p = mmap(NULL, len,
+			 commit < size ? PROT_NONE : PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+	}
 	base = align > page
 		       ? (((uintptr_t)p + at + align - 1) & ~(uintptr_t)(align - 1)) - at
 		       : (uintptr_t)p;
-	if (commit < size &&
-	    lfpi_commit(p, (base - (uintptr_t)p + commit + page - 1) & ~(page - 1))) {
+	if (commit < size)
+		clen = (base - (uintptr_t)p + commit + page - 1) & ~(page - 1);
+	if ((commit < size || where) && lfpi_commit(p, clen)) {
 		if (where)
-			(void)lfpi_reserve(where, len);
+			lfpi_uncommit(where, len);
 		else
 			munmap(p, len);
 		return NULL;
@@ -179,14 +184,19 @@ void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
 	return (void *)base;
 }
 
-void *lfpi_reserve(void *where, size_t len)
+void *lfpi_reserve(size_t len)
 {
-	void *p = mmap(where, len, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			       (where ? MAP_FIXED : 0),
-		       -1, 0);
+	void *p = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+void lfpi_uncommit(void *addr, size_t len)
+{
+	/* Only after a failure, on memory nothing uses: if mprotect fails
+	 * too, the range stays usable, which harms no one. */
+	(void)mprotect(addr, len, PROT_NONE);
 }
 
 int lfpi_advise_huge_madvise(void *addr, size_t len)

@@ -37,9 +37,10 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
 size_t lfpi_map_len(size_t size, size_t align);
 void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
 	       void *where, void **map, size_t *map_size);
-/* len bytes of address space, PROT_NONE, at where if not NULL (replacing
- * what the caller reserved there): the start, or NULL. */
-void *lfpi_reserve(void *where, size_t len);
+/* len bytes of address space, PROT_NONE: the start, or NULL. */
+void *lfpi_reserve(size_t len);
+/* Make [addr, addr+len) of a reservation PROT_NONE again. */
+void lfpi_uncommit(void *addr, size_t len);
 /* The memory of a pool laid out as l, mapped (with LFP_F_HUGEPAGE in flags,
  * advised and placed for huge pages) at where if not NULL (see lfpi_map):
  * its base, or NULL. lfpi_map_pool_len says how many bytes it maps (0:

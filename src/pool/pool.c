@@ -191,7 +191,7 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	if ((err = pthread_mutex_init(&((struct lfp_pool *)base)->grow_lock,
 				      NULL))) {
 		if (where)
-			(void)lfpi_reserve(map, map_size);
+			lfpi_uncommit(map, map_size);
 		else
 			lfpi_unmap(map, map_size);
 		return -err;
@@ -218,11 +218,9 @@ void lfp_destroy(struct lfp_pool *pool)
 	lfpi_debug_destroy(pool);
 	lfpi_trim_destroy(pool);
 	pthread_mutex_destroy(&pool->grow_lock);
-	/* A lent mapping goes back to its reservation, whose owner unmaps
-	 * it: unmapped here, its range could go to another mapping first. */
-	if (pool->map_lent)
-		(void)lfpi_reserve(pool->map, pool->map_size);
-	else
+	/* A lent mapping stays: the reservation's owner unmaps it whole
+	 * (unmapped here, its range could go to another mapping first). */
+	if (!pool->map_lent)
 		lfpi_unmap(pool->map, pool->map_size);
 }
 

@@ -148,11 +148,11 @@ void *lfpi_hand_out_quirky(struct lfp_pool *pool, uint32_t idx);
 uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
 
 /*
- * lfp_create, with the pool's memory mapped at where (page-aligned) in a
- * reservation of the caller's (lfpi_reserve) that has room bytes for it:
- * the pool lends the range and gives it back to the reservation when it
- * is destroyed, for the caller to unmap (families, leaves/family.c). With
- * where NULL, exactly lfp_create. lfpi_pool_map_len sets *len to the
+ * lfp_create, with the pool's memory at where (page-aligned) in a
+ * reservation of the caller's (lfpi_reserve) that has room bytes for it,
+ * committed there as the pool needs it: the pool borrows the range and
+ * leaves it mapped when it is destroyed, for the caller to unmap whole
+ * (families, leaves/family.c). With where NULL, exactly lfp_create. lfpi_pool_map_len sets *len to the
  * bytes such a pool needs, or returns lfp_create's error for cfg.
  */
 int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
