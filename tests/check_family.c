@@ -27,22 +27,6 @@ static struct lfp_family *make_family(const char *name, uint32_t flags,
 	return fam;
 }
 
-/* Every class's slots accounted for, and this many objects live in all. */
-static void expect_family_accounted(struct lfp_family *fam, uint64_t live)
-{
-	uint64_t sum = 0;
-
-	for (uint32_t i = 0; i < lfp_family_classes(fam); i++) {
-		struct lfpi_census census;
-		struct lfp_pool *pool = lfp_family_pool(fam, i);
-
-		ck_audit(pool, &census);
-		sum += census.live;
-		expect_accounted(pool, census.live);
-	}
-	ck_assert_uint_eq(sum, live);
-}
-
 START_TEST(sizes_route_to_the_smallest_class_that_fits)
 {
 	static const size_t ask[] = { 1, 31, 32, 33, 64, 65, 200, 256, 257,

@@ -29,22 +29,6 @@ static struct lfp_family *make_family(uint32_t flags, uint32_t spill)
 	return fam;
 }
 
-/* Every class's slots accounted for, and this many objects live in all. */
-static void expect_family_accounted(struct lfp_family *fam, uint64_t live)
-{
-	uint64_t sum = 0;
-
-	for (uint32_t i = 0; i < lfp_family_classes(fam); i++) {
-		struct lfpi_census census;
-		struct lfp_pool *pool = lfp_family_pool(fam, i);
-
-		ck_audit(pool, &census);
-		sum += census.live;
-		expect_accounted(pool, census.live);
-	}
-	ck_assert_uint_eq(sum, live);
-}
-
 static const struct lfpi_family_hot *hot(const struct lfp_family *fam)
 {
 	return (const struct lfpi_family_hot *)fam;

@@ -73,6 +73,22 @@ static inline void expect_accounted(struct lfp_pool *pool, uint64_t live)
 			  st.capacity);
 }
 
+/* Every class's slots accounted for, and this many objects live in all. */
+static inline void expect_family_accounted(struct lfp_family *fam, uint64_t live)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < lfp_family_classes(fam); i++) {
+		struct lfpi_census census;
+		struct lfp_pool *pool = lfp_family_pool(fam, i);
+
+		ck_audit(pool, &census);
+		sum += census.live;
+		expect_accounted(pool, census.live);
+	}
+	ck_assert_uint_eq(sum, live);
+}
+
 /* Resident memory of this process, from /proc/self/statm. */
 static inline size_t rss_bytes(void)
 {
