@@ -1282,11 +1282,13 @@ LFP_API size_t lfp_family_class_size(const struct lfp_family *fam,
 /*
  * The class lfp_family_alloc serves size from first: the smallest whose
  * objects hold size bytes. With it a worker can keep an explicit cache
- * per class and allocate through the right one.
+ * per class and allocate through the right one (or keep an explicit
+ * family cache, which does this itself).
  *
  * Returns the class index, or -EINVAL if fam is NULL or size is 0, or
  * -ERANGE if size is larger than the largest class.
- * Thread safety: any thread. Progress: wait-free, O(log classes).
+ * Thread safety: any thread. Progress: wait-free: a table lookup for
+ * sizes up to 4096 bytes, O(log classes) above.
  */
 LFP_API int lfp_family_class(const struct lfp_family *fam, size_t size);
 
