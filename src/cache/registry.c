@@ -76,7 +76,7 @@ int lfpi_cache_global_init(void)
  * page as the stores it just made to another's, which the processor
  * takes for a dependence until it has the full addresses (4K aliasing).
  */
-#define CACHE_COLORS 16
+#define CACHE_COLORS 15
 
 /*
  * Memory for a cache of the pool, from mmap rather than malloc: a program
@@ -90,9 +90,9 @@ static struct lfp_cache *cache_map(struct lfp_pool *pool)
 	static _Atomic uint32_t colors;
 	size_t page = lfpi_page_size();
 	/* Relaxed: any spread will do. */
-	size_t color = (atomic_fetch_add_explicit(&colors, 1,
-						  memory_order_relaxed) %
-			CACHE_COLORS) * LFPI_CACHELINE * 2;
+	size_t color = (1 + atomic_fetch_add_explicit(&colors, 1,
+						      memory_order_relaxed) %
+				    CACHE_COLORS) * LFPI_CACHELINE * 2;
 	size_t bytes = color + sizeof(struct lfp_cache) +
 		       pool->cache_size * sizeof(_Atomic uint32_t);
 	struct lfp_cache *c;

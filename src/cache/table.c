@@ -76,6 +76,32 @@ void lfpi_cache_unnumber(struct lfp_pool *pool)
 }
 
 /*
+ * A table's entries start TAB_SKEW bytes into its mapping, so that the
+ * first 256 numbers' (the pools a program makes first) lie in the upper
+ * half of a page: every cache's first words, which the fast path stores
+ * to, and every pool's number, which it loads, lie in the lower half of
+ * theirs (registry.c, cache_map; a pool's mapping starts with it), so
+ * the entry a lookup loads does not share its offset in a page with the
+ * store the previous operation made to its cache's count: the processor
+ * would take it for a dependence until it has both full addresses (4K
+ * aliasing, the cost of a lookup doubled).
+ */
+#define TAB_SKEW 2048
+
+static struct lfp_cache **tab_map(size_t bytes)
+{
+	char *p = mmap(NULL, bytes + lfpi_page_size(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : (struct lfp_cache **)(void *)(p + TAB_SKEW);
+}
+
+static void tab_unmap(struct lfp_cache **v, size_t bytes)
+{
+	munmap((char *)v - TAB_SKEW, bytes + lfpi_page_size());
+}
+
+/*
  * Make c the thread's entry for its pool's number, growing the table to
  * hold it (a page of entries at first, then twice as many each time). A
  * signal handler of this thread may read the table at any point (an
@@ -102,9 +128,8 @@ void lfpi_cache_tab_put(struct lfp_cache *c)
 			bytes *= 2;
 		if (bytes < page)
 			bytes = page;
-		v = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (v == MAP_FAILED)
+		v = tab_map(bytes);
+		if (!v)
 			return;
 		want = (uint32_t)(bytes / sizeof(*v) - 1);
 		for (uint32_t i = 0; i <= want; i++)
@@ -120,7 +145,7 @@ void lfpi_cache_tab_put(struct lfp_cache *c)
 		t->mask = want;
 		atomic_signal_fence(memory_order_seq_cst);
 		if (!none)
-			munmap(old, old_bytes < page ? page : old_bytes);
+			tab_unmap(old, old_bytes < page ? page : old_bytes);
 	}
 	t->v[num] = c;
 }
@@ -157,5 +182,5 @@ void lfpi_cache_tab_free(void)
 	atomic_signal_fence(memory_order_seq_cst);
 	t->v = (struct lfp_cache **)cache_nil_tab;
 	atomic_signal_fence(memory_order_seq_cst);
-	munmap(old, bytes < page ? page : bytes);
+	tab_unmap(old, bytes < page ? page : bytes);
 }
