@@ -310,6 +310,8 @@ struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache **pp = &cache_mine, *c;
 
+	if (cache_exited)
+		return NULL;
 	while ((c = *pp)) {
 		if (c->pool == pool && c->pool_id == pool->id) {
 			/* Not in the table: pools beyond its numbers, or
@@ -342,6 +344,11 @@ static void cache_thread_exit(void *unused)
 	uint32_t s;
 
 	(void)unused;
+	/* From now on the thread's calls take the shared path (a signal
+	 * handler's, a later key's destructor's): none makes a table again
+	 * nor a cache that nothing would give back. */
+	cache_exited = true;
+	atomic_signal_fence(memory_order_seq_cst);
 	/* The table first: its entries name the caches given back below. */
 	lfpi_cache_tab_free();
 	/*
@@ -366,9 +373,6 @@ static void cache_thread_exit(void *unused)
 			cache_unmap(c); /* orphaned: the pool is gone */
 		}
 	}
-	/* A later key's destructor may still call us: it gets the shared
-	 * path, not a cache that nothing would give back. */
-	cache_exited = true;
 }
 
 void lfpi_cache_destroy_all(struct lfp_pool *pool)
