@@ -13,7 +13,11 @@
 # the entry, the check). The family's paths (family_*: lfp_family_alloc
 # and lfp_family_free, through the thread's caches; fcache_*: through an
 # explicit family cache) add the size map or the zone to a cache's path;
-# they have budgets and no targets.
+# they have budgets and no targets. lfp_family_alloc and lfp_family_free
+# are counted through the thread's cache of the class (lfpi_cache_cls:
+# one load from the thread's class array, no pool number, no table),
+# 2 (clang) or 3 (gcc) instructions more than through `last`, two loads
+# fewer: 13.6 -> 8.0 ns a pair on one size, 15.5 -> 10.3 on four.
 #
 # The budgets are the counts of the code as it is, so that a change that
 # lengthens a fast path fails `make bench`; the targets beside them are
@@ -49,9 +53,9 @@ budget() {
 	gcc:implicit_alloc) echo 28 ;; gcc:implicit_free) echo 41 ;;
 	clang:explicit_alloc) echo 21 ;; clang:explicit_free) echo 36 ;;
 	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 40 ;;
-	gcc:family_alloc) echo 43 ;; gcc:family_free) echo 52 ;;
+	gcc:family_alloc) echo 46 ;; gcc:family_free) echo 54 ;;
 	gcc:fcache_alloc) echo 38 ;; gcc:fcache_free) echo 46 ;;
-	clang:family_alloc) echo 40 ;; clang:family_free) echo 51 ;;
+	clang:family_alloc) echo 42 ;; clang:family_free) echo 53 ;;
 	clang:fcache_alloc) echo 37 ;; clang:fcache_free) echo 47 ;;
 	esac
 }

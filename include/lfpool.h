@@ -1513,6 +1513,9 @@ struct lfpi_family_hot {
 	/* Entry (size + 7) / 8: the first class that holds the step's
 	 * smallest size. */
 	uint8_t map[LFPI_FAMILY_MAP_MAX / 8 + 1];
+	/* Class i's pool's number (struct lfpi_pool_hot), here so that a
+	 * lookup of the thread's cache need not load it from the pool. */
+	uint32_t num[LFP_FAMILY_MAX_CLASSES];
 };
 
 /* The start of every struct lfp_family_cache. Not part of the API. */
@@ -1537,6 +1540,15 @@ LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
 LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
 LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
 LFP_API extern _Thread_local struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
+/*
+ * The calling thread's implicit caches by family class: entry i is the
+ * cache the out-of-line path last found for class i of a family (any
+ * family; never NULL). Only a hint, as the table's entries are: it is
+ * the class's cache if its pool word is the class's pool. A thread on one
+ * family reaches the class's cache with one load more than a family
+ * cache's, not through the pool's number and the table.
+ */
+LFP_API extern _Thread_local struct lfp_cache **lfpi_cache_cls LFPI_H_TLS;
 LFP_API void *lfpi_family_alloc_slow(struct lfp_family *fam, size_t size);
 LFP_API int lfpi_family_free_slow(struct lfp_family *fam, void *obj);
 LFP_API void *lfpi_family_cache_alloc_slow(struct lfp_family_cache *fc,
@@ -1732,11 +1744,14 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
  * cache of pool if lfpi_cache_is_of says so; otherwise the out-of-line
  * path finds or makes one.
  */
+LFPI_H_INLINE struct lfp_cache *lfpi_cache_entry_of(uint32_t num)
+{
+	return lfpi_cache_tab.v[num & lfpi_cache_tab.mask];
+}
+
 LFPI_H_INLINE struct lfp_cache *lfpi_cache_entry(const struct lfp_pool *pool)
 {
-	const struct lfpi_pool_hot *p = (const struct lfpi_pool_hot *)pool;
-
-	return lfpi_cache_tab.v[p->num & lfpi_cache_tab.mask];
+	return lfpi_cache_entry_of(((const struct lfpi_pool_hot *)pool)->num);
 }
 
 LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
@@ -1781,17 +1796,31 @@ LFPI_H_INLINE uint64_t lfpi_family_zone(const struct lfpi_family_hot *f,
 }
 
 /* Whether the inline path finds the calling thread's implicit cache of
- * pool; if so, sets *out to it. */
-LFPI_H_INLINE bool lfpi_cache_find(const struct lfp_pool *pool,
+ * pool, whose number is num; if so, sets *out to it. */
+LFPI_H_INLINE bool lfpi_cache_find(const struct lfp_pool *pool, uint32_t num,
 				   struct lfp_cache **out)
 {
 	struct lfp_cache *c = lfpi_cache_tab.last;
 
 	if (!LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) &&
-	    !LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool)))
+	    !LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry_of(num), pool)))
 		return false;
 	*out = c;
 	return true;
+}
+
+/* Whether the inline path finds the calling thread's implicit cache of
+ * class c of f; if so, sets *out to it. */
+LFPI_H_INLINE bool lfpi_family_find(const struct lfpi_family_hot *f,
+				    uint32_t c, struct lfp_cache **out)
+{
+	struct lfp_cache *k = lfpi_cache_cls[c];
+
+	if (LFPI_H_LIKELY(lfpi_cache_is_of(k, f->cls[c].pool))) {
+		*out = k;
+		return true;
+	}
+	return lfpi_cache_find(f->cls[c].pool, f->num[c], out);
 }
 
 /*
@@ -1841,7 +1870,7 @@ LFPI_H_INLINE void *lfpi_family_alloc_inline(struct lfp_family *fam,
 
 	if (LFPI_H_LIKELY(f != (const struct lfpi_family_hot *)0) &&
 	    LFPI_H_LIKELY((c = lfpi_family_class_fast(f, size)) != UINT32_MAX) &&
-	    LFPI_H_LIKELY(lfpi_cache_find(f->cls[c].pool, &cache)) &&
+	    LFPI_H_LIKELY(lfpi_family_find(f, c, &cache)) &&
 	    LFPI_H_LIKELY((obj = lfpi_cache_alloc_try(cache)) != (void *)0))
 		return obj;
 	return lfpi_family_alloc_slow(fam, size);
@@ -1855,7 +1884,7 @@ LFPI_H_INLINE int lfpi_family_free_inline(struct lfp_family *fam, void *obj)
 
 	if (LFPI_H_LIKELY(f != (const struct lfpi_family_hot *)0) &&
 	    LFPI_H_LIKELY((z = lfpi_family_zone(f, obj)) < f->classes) &&
-	    LFPI_H_LIKELY(lfpi_cache_find(f->cls[z].pool, &cache)) &&
+	    LFPI_H_LIKELY(lfpi_family_find(f, (uint32_t)z, &cache)) &&
 	    LFPI_H_LIKELY(!lfpi_cache_free_try(cache, obj)))
 		return 0;
 	return lfpi_family_free_slow(fam, obj);

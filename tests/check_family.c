@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "testutil.h"
 
@@ -598,6 +599,173 @@ START_TEST(threads_mix_sizes_and_release_across)
 }
 END_TEST
 
+/* ---- the thread's class array (lfpi_cache_cls) ------------------------- */
+
+/* Whether the calling thread's entry for class c names its cache of
+ * fam's class c: the inline paths then need no table. */
+static bool cls_entry_of(struct lfp_family *fam, uint32_t c)
+{
+	return lfpi_cache_is_of(lfpi_cache_cls[c], lfp_family_pool(fam, c));
+}
+
+static void cls_use(struct lfp_family *fam, size_t size)
+{
+	void *o = lfp_family_alloc(fam, size);
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(lfp_family_class_of(fam, o), lfp_family_class(fam, size));
+	ck_assert_int_eq(lfp_family_free(fam, o), 0);
+}
+
+/* The first call on a class goes out of line and makes the entry; after
+ * it, both calls find the class's cache through it, for every class. */
+START_TEST(class_entries_made_on_first_use)
+{
+	struct lfp_family *fam = make_family("cls", 0, 0);
+
+	for (uint32_t c = 0; c < 6; c++) {
+		cls_use(fam, sizes6[c]);
+		ck_assert(cls_entry_of(fam, c));
+		/* and it is the cache the pool's own path finds */
+		ck_assert_ptr_eq(lfpi_cache_cls[c],
+				 lfpi_cache_entry(lfp_family_pool(fam, c)));
+	}
+	expect_family_accounted(fam, 0);
+	lfp_family_destroy(fam);
+}
+END_TEST
+
+/*
+ * One thread alternating two families of the same classes: entry c names
+ * the cache of one family's class c at a time, and the other family's
+ * calls must never take it for theirs (its pool word tells them apart).
+ */
+START_TEST(two_families_alternated)
+{
+	struct lfp_family *f[2] = { make_family("a", 0, 0),
+				    make_family("b", 0, 0) };
+	void *held[2][6][4];
+
+	for (int r = 0; r < 100; r++) {
+		for (int k = 0; k < 4; k++)
+			for (uint32_t c = 0; c < 6; c++)
+				for (int i = 0; i < 2; i++) {
+					void *o = lfp_family_alloc(f[i], sizes6[c]);
+
+					ck_assert_ptr_nonnull(o);
+					ck_assert(lfp_owns(lfp_family_pool(f[i], c), o));
+					held[i][c][k] = o;
+				}
+		expect_family_accounted(f[0], 24);
+		expect_family_accounted(f[1], 24);
+		for (int k = 0; k < 4; k++)
+			for (uint32_t c = 0; c < 6; c++)
+				for (int i = 1; i >= 0; i--)
+					ck_assert_int_eq(lfp_family_free(f[i], held[i][c][k]), 0);
+		expect_family_accounted(f[0], 0);
+		expect_family_accounted(f[1], 0);
+	}
+	lfp_family_destroy(f[0]);
+	lfp_family_destroy(f[1]);
+}
+END_TEST
+
+/*
+ * A destroyed family's classes leave orphan caches that the thread's
+ * next out-of-line call unmaps: their entries must go first, or the next
+ * family's inline path would read a cache no longer mapped. The next
+ * family often lands at the same address with the same pool numbers.
+ */
+START_TEST(orphan_class_entry_dropped)
+{
+	for (int r = 0; r < 50; r++) {
+		struct lfp_family *fam = make_family("old", 0, 0);
+		/* x's cache is larger than a class's (two pages, not one),
+		 * so the one made for it is not mapped where the orphan
+		 * was. */
+		struct lfp_pool *x;
+		struct lfp_cache *old;
+		void *o;
+
+		cls_use(fam, 32);
+		ck_assert(cls_entry_of(fam, 0));
+		old = lfpi_cache_cls[0];
+		lfp_family_destroy(fam);
+		x = test_pool(16, 65536);
+		o = lfp_alloc(x); /* out of line: unmaps the orphans */
+		ck_assert_ptr_nonnull(o);
+		ck_assert_int_eq(lfp_free(x, o), 0);
+		ck_assert_ptr_ne(lfpi_cache_cls[0], old);
+		fam = make_family("new", 0, 0);
+		cls_use(fam, 32); /* reads entry 0 inline first */
+		ck_assert(cls_entry_of(fam, 0));
+		expect_family_accounted(fam, 0);
+		lfp_family_destroy(fam);
+		expect_accounted(x, 0);
+		lfp_destroy(x);
+	}
+}
+END_TEST
+
+/*
+ * A thread's class array is unmapped at its exit, and a key destructor
+ * that runs after the library's and calls the family (the shared path
+ * then) makes no new one, which nothing would unmap.
+ */
+static struct lfp_family *exit_fam;
+static pthread_key_t exit_key;
+static struct lfp_cache **exit_array, **exit_nil, **exit_late;
+static _Atomic int exit_late_ok;
+
+static void exit_late_use(void *arg)
+{
+	void *o = lfp_family_alloc(exit_fam, 64);
+
+	(void)arg;
+	exit_late = lfpi_cache_cls;
+	if (o && lfp_family_free(exit_fam, o) == 0 && lfpi_cache_cls == exit_late)
+		atomic_store(&exit_late_ok, 1);
+}
+
+static void *exit_user(void *arg)
+{
+	(void)arg;
+	exit_nil = lfpi_cache_cls;
+	cls_use(exit_fam, 64);
+	exit_array = lfpi_cache_cls;
+	/* made after the library's key: glibc runs it after */
+	pthread_setspecific(exit_key, &exit_key);
+	return NULL;
+}
+
+START_TEST(thread_exit_unmaps_the_class_array)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_t th;
+
+	exit_fam = make_family("exit", 0, 0);
+	ck_assert_int_eq(pthread_key_create(&exit_key, exit_late_use), 0);
+	for (int r = 0; r < 20; r++) {
+		atomic_store(&exit_late_ok, 0);
+		ck_assert_int_eq(pthread_create(&th, NULL, exit_user, NULL), 0);
+		ck_assert_int_eq(pthread_join(th, NULL), 0);
+		ck_assert_ptr_ne(exit_array, exit_nil);
+		ck_assert(atomic_load(&exit_late_ok));
+		ck_assert_ptr_eq(exit_late, exit_nil);
+		/* gone: msync refuses an address with nothing mapped */
+		errno = 0;
+		ck_assert_int_eq(msync((void *)((uintptr_t)exit_array &
+						~(uintptr_t)(page - 1)),
+				       (size_t)page, MS_ASYNC),
+				 -1);
+		ck_assert_int_eq(errno, ENOMEM);
+	}
+	expect_family_accounted(exit_fam, 0);
+	pthread_key_delete(exit_key);
+	lfp_family_destroy(exit_fam);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("family");
@@ -617,6 +785,12 @@ int main(void)
 	tcase_add_test(tc, names_are_cut_to_fit);
 	tcase_add_loop_test(tc, threads_mix_sizes_and_release_across, 0,
 			    TEST_NMODES);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("class array");
+	tcase_add_test(tc, class_entries_made_on_first_use);
+	tcase_add_test(tc, two_families_alternated);
+	tcase_add_test(tc, orphan_class_entry_dropped);
+	tcase_add_test(tc, thread_exit_unmaps_the_class_array);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

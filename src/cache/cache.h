@@ -94,6 +94,9 @@ extern int lfpi_cache_membarrier;
 /* The calling thread's cache for pool, made on first use; NULL if none
  * could be made (the caller then uses the shared path). */
 struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
+/* table.c: make the thread's implicit cache of pool, if it has one, its
+ * entry for family class i (lfpi_cache_cls in lfpool.h). */
+void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i);
 /*
  * Empty idle caches of pool (other than self) into the depot. Returns the
  * slots moved; adds the caches emptied to *emptied and failed CAS to

@@ -25,6 +25,18 @@ LFPI_TLS struct lfpi_cache_tab lfpi_cache_tab = {
 	(struct lfp_cache *)(void *)&cache_nil, (struct lfp_cache **)cache_nil_tab, 0
 };
 
+/* The initial lfpi_cache_cls, never written: every entry the nil cache.
+ * A thread's first family call out of line makes one of its own. */
+#define CACHE_NIL_1 (struct lfp_cache *)(void *)&cache_nil
+#define CACHE_NIL_4 CACHE_NIL_1, CACHE_NIL_1, CACHE_NIL_1, CACHE_NIL_1
+#define CACHE_NIL_16 CACHE_NIL_4, CACHE_NIL_4, CACHE_NIL_4, CACHE_NIL_4
+static struct lfp_cache *const cache_nil_cls[LFP_FAMILY_MAX_CLASSES] = {
+	CACHE_NIL_16, CACHE_NIL_16, CACHE_NIL_16, CACHE_NIL_16,
+};
+LFPI_TLS struct lfp_cache **lfpi_cache_cls = (struct lfp_cache **)cache_nil_cls;
+/* Set while lfpi_cache_cls_put makes the thread's array. */
+static LFPI_TLS bool cls_making;
+
 /*
  * Pool numbers, one bit each, set while a pool has it: lfp_create takes
  * the lowest clear one, so the threads' tables stay as small as the
@@ -165,22 +177,76 @@ void lfpi_cache_tab_drop(const struct lfp_cache *c)
 		t->v[c->num] = cache_nil_tab[0];
 		atomic_signal_fence(memory_order_seq_cst);
 	}
+	if (lfpi_cache_cls != (struct lfp_cache **)cache_nil_cls)
+		for (uint32_t i = 0; i < LFP_FAMILY_MAX_CLASSES; i++)
+			if (lfpi_cache_cls[i] == c) {
+				lfpi_cache_cls[i] = cache_nil_cls[0];
+				atomic_signal_fence(memory_order_seq_cst);
+			}
 }
 
-/* The thread's table, at its exit: back to the nil one, then unmapped. */
+/*
+ * Make the thread's implicit cache of pool, if the inline path finds it,
+ * its entry for family class i; without memory for the thread's array
+ * the entry is not made (the inline path then finds the cache through
+ * the table). As the table, a signal handler of the thread may read the
+ * array at any point: it is filled before it is published.
+ */
+void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i)
+{
+	struct lfp_cache *c, **v = lfpi_cache_cls;
+
+	if (cls_making || !lfpi_cache_find(pool, pool->hot.num, &c))
+		return;
+	if (v == (struct lfp_cache **)cache_nil_cls) {
+		/* A handler that interrupts us from here on makes no array
+		 * of its own, which ours would replace (a page lost). */
+		cls_making = true;
+		atomic_signal_fence(memory_order_seq_cst);
+		v = mmap(NULL, sizeof(cache_nil_cls), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v != MAP_FAILED) {
+			for (uint32_t k = 0; k < LFP_FAMILY_MAX_CLASSES; k++)
+				v[k] = cache_nil_cls[0];
+			/* Filled before published. */
+			atomic_signal_fence(memory_order_seq_cst);
+			lfpi_cache_cls = v;
+		}
+		atomic_signal_fence(memory_order_seq_cst);
+		cls_making = false;
+		if (v == MAP_FAILED)
+			return;
+	}
+	v[i] = c;
+}
+
+/*
+ * The thread's table and class array, at its exit: back to the nil ones,
+ * then unmapped. The table first: once it finds nothing, nothing makes a
+ * class array again (lfpi_cache_cls_put finds no cache, and after exit
+ * the out-of-line path makes no table: registry.c, cache_exited), so the
+ * array unmapped here is the last one, even if a signal handler of the
+ * thread made it a moment ago.
+ */
 void lfpi_cache_tab_free(void)
 {
 	struct lfpi_cache_tab *t = &lfpi_cache_tab;
-	struct lfp_cache **old = t->v;
+	struct lfp_cache **old = t->v, **cls;
 	size_t page = lfpi_page_size(), bytes = ((size_t)t->mask + 1) * sizeof(*old);
 
 	t->last = cache_nil_tab[0];
 	atomic_signal_fence(memory_order_seq_cst);
-	if (old == (struct lfp_cache **)cache_nil_tab)
-		return;
-	t->mask = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	t->v = (struct lfp_cache **)cache_nil_tab;
-	atomic_signal_fence(memory_order_seq_cst);
-	tab_unmap(old, bytes < page ? page : bytes);
+	if (old != (struct lfp_cache **)cache_nil_tab) {
+		t->mask = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		t->v = (struct lfp_cache **)cache_nil_tab;
+		atomic_signal_fence(memory_order_seq_cst);
+		tab_unmap(old, bytes < page ? page : bytes);
+	}
+	cls = lfpi_cache_cls;
+	if (cls != (struct lfp_cache **)cache_nil_cls) {
+		lfpi_cache_cls = (struct lfp_cache **)cache_nil_cls;
+		atomic_signal_fence(memory_order_seq_cst);
+		munmap(cls, sizeof(cache_nil_cls));
+	}
 }

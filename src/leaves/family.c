@@ -180,9 +180,14 @@ static int family_make_class(struct lfp_family *fam,
 	struct lfp_config c = family_class_config(cfg, i, name);
 	size_t zone = (size_t)1 << fam->hot.zshift;
 
+	int err;
+
 	fam->hot.cls[i].size = cfg->sizes[i];
-	return lfpi_create_at(&c, (char *)fam->map + i * zone, zone,
-			      &fam->hot.cls[i].pool);
+	err = lfpi_create_at(&c, (char *)fam->map + i * zone, zone,
+			     &fam->hot.cls[i].pool);
+	if (!err)
+		fam->hot.num[i] = fam->hot.cls[i].pool->hot.num;
+	return err;
 }
 
 /* The size map: for every 8-byte step up to the largest class (and
@@ -336,8 +341,13 @@ static void *family_alloc(struct lfp_family *fam, struct lfp_family_cache *fc,
 			family_count(&fam->bad_sizes);
 		return NULL;
 	}
-	obj = fc ? lfpi_cache_alloc_body(fc->hot.caches[c])
-		 : lfpi_alloc_inline(fam->hot.cls[c].pool);
+	if (fc) {
+		obj = lfpi_cache_alloc_body(fc->hot.caches[c]);
+	} else {
+		obj = lfpi_alloc_inline(fam->hot.cls[c].pool);
+		/* After: the call may have made the cache. */
+		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
+	}
 	return obj ? obj : family_spill(fam, fc, (uint32_t)c);
 }
 
@@ -358,9 +368,14 @@ static int family_free(struct lfp_family *fam, struct lfp_family_cache *fc,
 {
 	int c = lfp_family_class_of(fam, obj);
 
-	if (c >= 0)
-		return fc ? lfpi_cache_free_body(fc->hot.caches[c], obj)
-			  : lfpi_free_inline(fam->hot.cls[c].pool, obj);
+	if (c >= 0 && fc)
+		return lfpi_cache_free_body(fc->hot.caches[c], obj);
+	if (c >= 0) {
+		int err = lfpi_free_inline(fam->hot.cls[c].pool, obj);
+
+		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
+		return err;
+	}
 	if (c == -EFAULT)
 		family_count(&fam->foreign_frees);
 	return c;
