@@ -25,17 +25,23 @@
 # or checks: 12 and 14 instructions explicit, 16 and 18 implicit), and are
 # reported, not enforced, until the code meets them.
 #
-# Usage: fastpath-insns.sh SRCDIR [CC ...]   (default: gcc clang)
+# A C++ compiler among them (g++, clang++) compiles the same file as
+# C++17, whose inline paths are the same code, under the same budgets.
+#
+# Usage: fastpath-insns.sh SRCDIR [CC ...]   (default: gcc clang g++ clang++)
 set -u
 srcdir=${1:?usage: fastpath-insns.sh SRCDIR [CC ...]}
 shift
-[ $# -gt 0 ] || set -- gcc clang
+[ $# -gt 0 ] || set -- gcc clang g++ clang++
 command -v objdump >/dev/null || { echo "fastpath-insns: objdump not found" >&2; exit 1; }
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/fp.c" <<'EOF'
 #include <lfpool.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 void *explicit_alloc(struct lfp_cache *c) { return lfp_cache_alloc(c); }
 int explicit_free(struct lfp_cache *c, void *o) { return lfp_cache_free(c, o); }
 void *implicit_alloc(struct lfp_pool *p) { return lfp_alloc(p); }
@@ -44,6 +50,9 @@ void *family_alloc(struct lfp_family *f, size_t n) { return lfp_family_alloc(f, 
 int family_free(struct lfp_family *f, void *o) { return lfp_family_free(f, o); }
 void *fcache_alloc(struct lfp_family_cache *f, size_t n) { return lfp_family_cache_alloc(f, n); }
 int fcache_free(struct lfp_family_cache *f, void *o) { return lfp_family_cache_free(f, o); }
+#ifdef __cplusplus
+}
+#endif
 EOF
 
 # budget and target of a path, by compiler family.
@@ -76,8 +85,15 @@ for cc in "$@"; do
 	*clang*) family=clang ;;
 	*) family=gcc ;;
 	esac
-	obj="$tmp/fp-$family.o"
-	$cc -O2 -std=c11 -fPIC -I"$srcdir/include" -c "$tmp/fp.c" -o "$obj" ||
+	# A C++ compiler (g++, clang++) compiles the same file as C++17,
+	# which has the same inline paths.
+	case $cc in
+	*++*) lang="-x c++ -std=c++17" name="$family++" ;;
+	*) lang="-std=c11" name=$family ;;
+	esac
+	obj="$tmp/fp-$name.o"
+	# shellcheck disable=SC2086
+	$cc -O2 $lang -fPIC -I"$srcdir/include" -c "$tmp/fp.c" -o "$obj" ||
 		{ echo "fastpath-insns: $cc could not compile the fast paths"; status=1; continue; }
 	if objdump -dr "$obj" | grep -q __tls_get_addr; then
 		echo "FAIL: $cc: the inline paths call __tls_get_addr"
@@ -101,7 +117,7 @@ for cc in "$@"; do
 		fi
 		mark=
 		[ "$n" -le "$b" ] || { mark="  FAIL: over budget"; status=1; }
-		printf '%-8s %-16s %6d %6d %6s%s\n' "$family" "$path" "$n" "$b" "$t" "$mark"
+		printf '%-8s %-16s %6d %6d %6s%s\n' "$name" "$path" "$n" "$b" "$t" "$mark"
 		ran=1
 	done
 done

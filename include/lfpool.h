@@ -1407,14 +1407,64 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
  * always: a program built so depends on the library's exported functions
  * only, while one built with the inline paths depends on the layout of
  * the structs below (struct lfpi_cache_hot and the others), which are not
- * part of the API and change only with the library's soname. C++ (lfpool.hpp) and C99 call the exported
- * functions.
+ * part of the API and change only with the library's soname. C++17 and
+ * later (lfpool.hpp too) get the same inline paths with gcc and clang,
+ * in namespace lfpi_h; C99 and older C++ call the exported functions.
  */
-#if !defined(LFP_NO_INLINE) && !defined(__cplusplus) &&                       \
-	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&            \
-	!defined(__STDC_NO_ATOMICS__) && !defined(__STDC_NO_THREADS__)
+#if !defined(LFP_NO_INLINE) &&                                                \
+	((!defined(__cplusplus) && defined(__STDC_VERSION__) &&                \
+	  __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) &&      \
+	  !defined(__STDC_NO_THREADS__)) ||                                    \
+	 (defined(__cplusplus) && __cplusplus >= 201703L && defined(__GNUC__)))
 #include <errno.h>
+#ifdef __cplusplus
+/*
+ * C++ compiles the same code in a namespace of its own, over std::atomic,
+ * which has the layout of C's _Atomic for these types on every target
+ * gcc and clang build for (checked below). Its casts are C's, on purpose:
+ * one text for both languages; the warnings C++ has for them are
+ * silenced here, for this part of the header only.
+ */
+} /* extern "C" */
+#include <atomic>
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuseless-cast"
+#endif
+#endif
+namespace lfpi_h
+{
+using std::atomic_load_explicit;
+using std::atomic_signal_fence;
+using std::atomic_store_explicit;
+using std::memory_order_acquire;
+using std::memory_order_relaxed;
+using std::memory_order_release;
+using std::memory_order_seq_cst;
+static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) &&
+		      alignof(std::atomic<uint64_t>) == alignof(uint64_t) &&
+		      sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+		      alignof(std::atomic<uint32_t>) == alignof(uint32_t) &&
+		      sizeof(std::atomic<void *>) == sizeof(void *) &&
+		      std::atomic<uint64_t>::is_always_lock_free &&
+		      std::atomic<uint32_t>::is_always_lock_free &&
+		      std::atomic<void *>::is_always_lock_free,
+	      "lfpool.h: std::atomic differs from C's _Atomic here; "
+	      "define LFP_NO_INLINE");
+extern "C" {
+#define LFPI_H_ATOMIC(type) std::atomic<type>
+#define LFPI_H_THREAD __thread
+#define LFPI_H_NS lfpi_h::
+#else
 #include <stdatomic.h>
+#define LFPI_H_ATOMIC(type) _Atomic(type)
+#define LFPI_H_THREAD _Thread_local
+#define LFPI_H_NS
+#endif
 
 #if defined(__GNUC__)
 #define LFPI_H_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -1440,9 +1490,9 @@ struct lfpi_cache_hot {
 	 * part less its low part, and the allocation fast path counts for
 	 * nothing (src/cache/exchange.c, cache_counts).
 	 */
-	_Atomic uint64_t top;
-	_Atomic uint32_t active; /* 1 while the owner is in an operation */
-	_Atomic uint32_t ctl;    /* non-zero: take the out-of-line path */
+	LFPI_H_ATOMIC(uint64_t) top;
+	LFPI_H_ATOMIC(uint32_t) active; /* 1 while the owner is in an operation */
+	LFPI_H_ATOMIC(uint32_t) ctl;    /* non-zero: take the out-of-line path */
 	uint32_t size;           /* slots[] holds this many */
 	/* Plain: only the owner touches them, or a thread that took the
 	 * cache from it through the handshake (ownership moves with the
@@ -1451,17 +1501,17 @@ struct lfpi_cache_hot {
 	uint32_t *slots;
 	char *objs;              /* the pool's first object */
 	size_t stride;           /* bytes from one object to the next */
-	_Atomic uint32_t *gen;   /* slot i's generation is gen[2 * i] */
+	LFPI_H_ATOMIC(uint32_t) *gen;   /* slot i's generation is gen[2 * i] */
 	uint64_t inv;            /* stride >> shift is odd; inv is its
 				    inverse modulo 2^64 */
 	uint64_t shift;
 	uint64_t nslots;         /* slots laid out; 0 if every release
 				    takes the out-of-line path */
-	_Atomic uint64_t frees;  /* releases into slots[]; owner only */
+	LFPI_H_ATOMIC(uint64_t) frees;  /* releases into slots[]; owner only */
 	/* The cache's pool; once lfp_destroy made the cache an orphan, the
 	 * cache's own address, which matches no pool (another pool may be
 	 * made at the old one's address) and not NULL. */
-	_Atomic(struct lfp_pool *) pool;
+	LFPI_H_ATOMIC(struct lfp_pool *) pool;
 };
 
 /*
@@ -1539,7 +1589,7 @@ LFP_API void lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
 LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
 LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
 LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
-LFP_API extern _Thread_local struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
+LFP_API extern LFPI_H_THREAD struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
 /*
  * The calling thread's implicit caches by family class: entry i is the
  * cache the out-of-line path last found for class i of a family (any
@@ -1548,7 +1598,7 @@ LFP_API extern _Thread_local struct lfpi_cache_tab lfpi_cache_tab LFPI_H_TLS;
  * family reaches the class's cache with one load more than a family
  * cache's, not through the pool's number and the table.
  */
-LFP_API extern _Thread_local struct lfp_cache **lfpi_cache_cls LFPI_H_TLS;
+LFP_API extern LFPI_H_THREAD struct lfp_cache **lfpi_cache_cls LFPI_H_TLS;
 LFP_API void *lfpi_family_alloc_slow(struct lfp_family *fam, size_t size);
 LFP_API int lfpi_family_free_slow(struct lfp_family *fam, void *obj);
 LFP_API void *lfpi_family_cache_alloc_slow(struct lfp_family_cache *fc,
@@ -1585,7 +1635,7 @@ LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
 					uint64_t top, uint32_t n)
 {
-	_Atomic uint32_t *g;
+	LFPI_H_ATOMIC(uint32_t) *g;
 	uint32_t idx = c->slots[n - 1];
 
 	/* Release (a plain store on x86): pairs with the acquire load of
@@ -1660,7 +1710,7 @@ LFPI_H_INLINE uint64_t lfpi_cache_slot_of(const struct lfpi_cache_hot *c,
 }
 
 /* The generation word of slot idx (< nslots). */
-LFPI_H_INLINE _Atomic uint32_t *lfpi_cache_gen(const struct lfpi_cache_hot *c,
+LFPI_H_INLINE LFPI_H_ATOMIC(uint32_t) *lfpi_cache_gen(const struct lfpi_cache_hot *c,
 					       uint64_t idx)
 {
 	return &c->gen[2 * (size_t)idx];
@@ -1671,7 +1721,7 @@ LFPI_H_INLINE _Atomic uint32_t *lfpi_cache_gen(const struct lfpi_cache_hot *c,
  * live) read from g.
  */
 LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
-				       _Atomic uint32_t *g, uint32_t gen)
+				       LFPI_H_ATOMIC(uint32_t) *g, uint32_t gen)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	uint64_t top;
@@ -1708,7 +1758,7 @@ LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 {
 	const struct lfpi_cache_hot *c = (const struct lfpi_cache_hot *)cache;
 	uint64_t idx = lfpi_cache_slot_of(c, obj);
-	_Atomic uint32_t *g;
+	LFPI_H_ATOMIC(uint32_t) *g;
 	uint32_t gen;
 
 	if (!LFPI_H_LIKELY(idx < c->nslots))
@@ -1831,7 +1881,7 @@ LFPI_H_INLINE int lfpi_cache_free_try(struct lfp_cache *cache, void *obj)
 {
 	const struct lfpi_cache_hot *c = (const struct lfpi_cache_hot *)cache;
 	uint64_t idx = lfpi_cache_slot_of(c, obj);
-	_Atomic uint32_t *g;
+	LFPI_H_ATOMIC(uint32_t) *g;
 	uint32_t gen;
 
 	if (!LFPI_H_LIKELY(idx < c->nslots))
@@ -1922,15 +1972,26 @@ LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
 	return lfpi_family_cache_free_slow(fc, obj);
 }
 
+#ifdef __cplusplus
+} /* extern "C" */
+} /* namespace lfpi_h */
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+extern "C" {
+#endif
+
 #ifndef LFPI_BUILDING
-#define lfp_cache_alloc(cache) lfpi_cache_alloc_inline(cache)
-#define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
-#define lfp_alloc(pool) lfpi_alloc_inline(pool)
-#define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
-#define lfp_family_alloc(fam, size) lfpi_family_alloc_inline(fam, size)
-#define lfp_family_free(fam, obj) lfpi_family_free_inline(fam, obj)
-#define lfp_family_cache_alloc(fc, size) lfpi_family_cache_alloc_inline(fc, size)
-#define lfp_family_cache_free(fc, obj) lfpi_family_cache_free_inline(fc, obj)
+#define lfp_cache_alloc(cache) LFPI_H_NS lfpi_cache_alloc_inline(cache)
+#define lfp_cache_free(cache, obj) LFPI_H_NS lfpi_cache_free_inline(cache, obj)
+#define lfp_alloc(pool) LFPI_H_NS lfpi_alloc_inline(pool)
+#define lfp_free(pool, obj) LFPI_H_NS lfpi_free_inline(pool, obj)
+#define lfp_family_alloc(fam, size) LFPI_H_NS lfpi_family_alloc_inline(fam, size)
+#define lfp_family_free(fam, obj) LFPI_H_NS lfpi_family_free_inline(fam, obj)
+#define lfp_family_cache_alloc(fc, size)                                      \
+	LFPI_H_NS lfpi_family_cache_alloc_inline(fc, size)
+#define lfp_family_cache_free(fc, obj)                                        \
+	LFPI_H_NS lfpi_family_cache_free_inline(fc, obj)
 #endif
 #endif /* the inline fast paths */
 

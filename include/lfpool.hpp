@@ -4,6 +4,8 @@
  * Typed wrappers over the C API of lfpool.h, which stays the one
  * implementation: every operation below is a call of an lfp_ function and
  * keeps its promises (thread safety, progress, errors, hooks, policies).
+ * Allocation and release go through lfpool.h's inline fast paths, as in
+ * C11 (with g++ and clang++; LFP_NO_INLINE calls the functions instead).
  * Link as a C program does: c++ -std=c++17 app.cc $(pkg-config --cflags
  * --libs lfpool).
  *
