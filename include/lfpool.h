@@ -1426,6 +1426,9 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
  * silenced here, for this part of the header only.
  */
 } /* extern "C" */
+/* C++ linkage again, also for a program that includes this header
+ * inside an extern "C" block of its own. */
+extern "C++" {
 #include <atomic>
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -1978,6 +1981,7 @@ LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+} /* extern "C++" */
 extern "C" {
 #endif
 

@@ -4,6 +4,14 @@
 // to the exported function of its name (lfp_alloc, lfp_cache_free, ...),
 // only to the out-of-line halves (lfpi_*_slow) that the inline code
 // calls when its cache is empty or full. It is only compiled, never run.
+// Built once as it is and once with -DLFP_TEST_IN_EXTERN_C, which
+// includes lfpool.h inside an extern "C" block, as C++ programs often
+// include C headers.
+#ifdef LFP_TEST_IN_EXTERN_C
+extern "C" {
+#include <lfpool.h>
+}
+#endif
 #include <lfpool.h>
 #include <lfpool.hpp>
 
