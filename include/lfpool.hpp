@@ -16,6 +16,12 @@
  *   lfp::unique_ptr<T>   a std::unique_ptr that destroys into its pool
  *   lfp::cache_unique_ptr<T>  one that destroys into a cache
  *   lfp::pool_resource   a std::pmr::memory_resource of fixed-size blocks
+ *   lfp::family          owns a family of size classes: alloc/free by
+ *                        size, make<T>/destroy of any type that fits,
+ *                        make_unique
+ *   lfp::family_cache    one worker's explicit family cache
+ *   lfp::family_unique_ptr<T>, lfp::family_cache_unique_ptr<T>
+ *   lfp::family_resource a std::pmr::memory_resource of many block sizes
  *   lfp::stats, lfp::family_stats  struct lfp_stats and struct
  *                        lfp_family_stats, under names C++ can use
  *
@@ -50,6 +56,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <memory_resource>
 #include <new>
@@ -184,18 +191,19 @@ bool destroy_handle(const lfp_pool *pool, lfp_handle h,
 }
 
 /*
- * What a pool<T> shares with its caches: whether its C pool is still
- * there. lfp_destroy takes the caches not yet destroyed with it, so a
- * cache<T> that outlives its pool<T> must not call lfp_cache_destroy;
- * this tells it. The pool and each of its caches hold a reference, and
- * the last to let go frees it. Made once per pool; never read on the
- * allocation or release path.
+ * What an owner (a pool<T>, a family) shares with its caches: whether
+ * its C object is still there. lfp_destroy takes the caches not yet
+ * destroyed with it (lfp_family_destroy the family caches), so a cache
+ * that outlives its owner must not destroy its C cache; this tells it.
+ * The owner and each of its caches hold a reference, and the last to
+ * let go frees it. Made once per owner; never read on the allocation or
+ * release path.
  */
-struct pool_state {
+template <class C> struct owner_state {
 	std::atomic<unsigned long> refs{ 1 };
-	lfp_pool *pool; /* nullptr once the pool is destroyed */
+	C *native; /* nullptr once the owner is destroyed */
 
-	explicit pool_state(lfp_pool *p) noexcept : pool(p)
+	explicit owner_state(C *c) noexcept : native(c)
 	{
 	}
 
@@ -210,11 +218,22 @@ struct pool_state {
 	{
 		/* Acquire and release: pairs with the let_go of every other
 		 * holder, so that the last one, which frees the state, comes
-		 * after their reads and writes of pool. */
+		 * after their reads and writes of native. */
 		if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
 			delete this;
 	}
 };
+using pool_state = owner_state<lfp_pool>;
+using family_state = owner_state<lfp_family>;
+
+/* The pool of the class of fam whose memory holds obj, or nullptr. */
+inline lfp_pool *family_pool_of(const lfp_family *fam, const void *obj) noexcept
+{
+	int c = lfp_family_class_of(fam, obj);
+
+	return c < 0 ? nullptr
+		     : lfp_family_pool(fam, static_cast<std::uint32_t>(c));
+}
 
 /* fn(args...) as a walk's callback: 0 to go on, non-zero to stop. */
 template <class F, class... Args> int visit_result(F &fn, Args &&...args)
@@ -697,7 +716,7 @@ private:
 		lfp_destroy(pool_);
 		pool_ = nullptr;
 		/* lfp_destroy took the caches: theirs must not. */
-		state_->pool = nullptr;
+		state_->native = nullptr;
 		state_->let_go();
 		state_ = nullptr;
 	}
@@ -890,7 +909,7 @@ private:
 	{
 		if (!state_)
 			return;
-		if (state_->pool)
+		if (state_->native)
 			lfp_cache_destroy(cache_);
 		state_->let_go();
 		state_ = nullptr;
@@ -901,6 +920,504 @@ private:
 	lfp_cache *cache_ = nullptr;
 	lfp_pool *pool_ = nullptr;
 	detail::pool_state *state_ = nullptr; /* shared with the pool<T> */
+};
+
+/*
+ * The deleter of lfp::family_unique_ptr: destroys the object and releases
+ * its slot into the family it names (lfp_family_free). A
+ * default-constructed deleter names no family: it refuses every object
+ * and runs no destructor.
+ * Thread safety: any thread. Progress: lock-free, plus ~T.
+ */
+template <class T> struct family_deleter {
+	lfp_family *owner = nullptr;
+
+	void operator()(T *obj) const noexcept
+	{
+		lfp_family *f = owner;
+
+		detail::destroy(detail::family_pool_of(f, obj), obj,
+				[f](void *slot) { lfp_family_free(f, slot); });
+	}
+};
+
+/* A T made by family::make_unique, destroyed into its family. */
+template <class T>
+using family_unique_ptr = std::unique_ptr<T, family_deleter<T>>;
+
+/*
+ * The deleter of lfp::family_cache_unique_ptr: destroys the object and
+ * releases its slot into the family cache it names
+ * (lfp_family_cache_free), so it runs on the cache's thread, before the
+ * cache goes. A default-constructed deleter refuses every object.
+ * Thread safety: the cache's thread. Progress: as lfp_family_cache_free,
+ * plus ~T.
+ */
+template <class T> struct family_cache_deleter {
+	lfp_family_cache *owner = nullptr;
+	lfp_family *fam = nullptr; /* the cache's */
+
+	void operator()(T *obj) const noexcept
+	{
+		lfp_family_cache *c = owner;
+
+		detail::destroy(detail::family_pool_of(fam, obj), obj,
+				[c](void *slot) {
+					lfp_family_cache_free(c, slot);
+				});
+	}
+};
+
+/* A T made by family_cache::make_unique, destroyed into that cache. */
+template <class T>
+using family_cache_unique_ptr = std::unique_ptr<T, family_cache_deleter<T>>;
+
+/*
+ * A family of size classes (lfp_family_create): one pool per object size,
+ * allocation by size from the smallest class that fits, release by
+ * address. Untyped at its core (alloc and free, as the C calls), with
+ * make<T> and destroy<T> that build and destroy a T in the class that
+ * holds sizeof(T), so objects of many types share one family. Move-only;
+ * a moved-from family makes nothing (nullptr) and refuses every object.
+ *
+ * When it goes, its memory goes with it (lfp_family_destroy), with the
+ * family caches still made of it, whose destructors then do nothing.
+ * Unlike pool<T>, it does not know the types of the objects still live,
+ * so it runs no destructor: destroy what needs destroying first.
+ * lfp::family_unique_ptr and lfp::family_cache_unique_ptr of it must be
+ * gone by then.
+ */
+class family
+{
+public:
+	/*
+	 * A family of sizes.size() classes, class i holding capacities[i]
+	 * objects of sizes[i] bytes (sizes strictly increasing), every other
+	 * setting at its default (see struct lfp_family_config).
+	 * Throws std::system_error: EINVAL (the lists differ in length, or
+	 * lfp_family_create refuses them), E2BIG (more than
+	 * LFP_FAMILY_MAX_CLASSES), ENOMEM, and the other errors of
+	 * lfp_family_create.
+	 * Thread safety: any thread. Progress: blocking (maps memory).
+	 */
+	family(std::initializer_list<std::size_t> sizes,
+	       std::initializer_list<std::uint32_t> capacities)
+	{
+		lfp_family_config c{};
+
+		if (sizes.size() != capacities.size())
+			detail::fail(EINVAL, "lfp::family: as many capacities "
+					     "as sizes");
+		if (sizes.size() > LFP_FAMILY_MAX_CLASSES)
+			detail::fail(E2BIG, "lfp::family: too many classes");
+		c.sizes = sizes.begin();
+		c.capacities = capacities.begin();
+		c.classes = static_cast<std::uint32_t>(sizes.size());
+		open(c);
+	}
+
+	/*
+	 * A family built from a full configuration (see struct
+	 * lfp_family_config); cfg's arrays are read during the call only.
+	 * Throws std::system_error with the errors of lfp_family_create.
+	 * Thread safety: any thread. Progress: blocking (maps memory).
+	 */
+	explicit family(const lfp_family_config &cfg)
+	{
+		open(cfg);
+	}
+
+	family(family &&other) noexcept
+		: fam_(std::exchange(other.fam_, nullptr)),
+		  state_(std::exchange(other.state_, nullptr)),
+		  align_(std::exchange(other.align_, 0))
+	{
+	}
+
+	family &operator=(family &&other) noexcept
+	{
+		if (this != &other) {
+			close();
+			fam_ = std::exchange(other.fam_, nullptr);
+			state_ = std::exchange(other.state_, nullptr);
+			align_ = std::exchange(other.align_, 0);
+		}
+		return *this;
+	}
+
+	family(const family &) = delete;
+	family &operator=(const family &) = delete;
+
+	/*
+	 * Destroy the family (lfp_family_destroy) and with it its pools and
+	 * the family caches still made of it. Objects still live are not
+	 * destroyed, only their memory returned.
+	 * Thread safety: no other thread may use the family or its caches
+	 * during or after it. Progress: blocking.
+	 */
+	~family()
+	{
+		close();
+	}
+
+	/*
+	 * Raw memory of at least size bytes, aligned to alignment()
+	 * (lfp_family_alloc, through the thread's implicit cache of the
+	 * class).
+	 * Returns it, or nullptr if every class it may come from is
+	 * exhausted, size is 0 or larger than the largest class, or the
+	 * family was moved from.
+	 * Thread safety: any thread. Progress: as lfp_family_alloc.
+	 */
+	void *alloc(std::size_t size) noexcept
+	{
+		return fam_ ? lfp_family_alloc(fam_, size) : nullptr;
+	}
+
+	/*
+	 * Release memory from alloc (lfp_family_free): 0, or -EINVAL,
+	 * -EFAULT, -EALREADY as lfp_family_free returns them (-EINVAL also
+	 * for a moved-from family).
+	 * Thread safety: any thread. Progress: lock-free.
+	 */
+	int free(void *obj) noexcept
+	{
+		return fam_ ? lfp_family_free(fam_, obj) : -EINVAL;
+	}
+
+	/*
+	 * Allocate from the class that holds sizeof(T) and build
+	 * T(args...) there.
+	 * Returns the object, or nullptr if the classes it may come from
+	 * are exhausted, T is larger than the largest class or more aligned
+	 * than alignment(), or the family was moved from. If the constructor
+	 * throws, the memory is released and the exception propagates.
+	 * Thread safety: any thread. Progress: as lfp_family_alloc, plus
+	 * T's constructor.
+	 */
+	template <class T, class... Args>
+	T *make(Args &&...args) noexcept(
+		std::is_nothrow_constructible_v<T, Args...>)
+	{
+		lfp_family *f = fam_;
+
+		if (alignof(T) > align_)
+			return nullptr;
+		return detail::construct<T>(
+			alloc(sizeof(T)),
+			[f](void *slot) { lfp_family_free(f, slot); },
+			std::forward<Args>(args)...);
+	}
+
+	/*
+	 * Destroy obj and release its memory (lfp_family_free), from any
+	 * thread. nullptr is ignored. A pointer that is not a live object
+	 * of the family (foreign, not the start of an object, destroyed
+	 * already) is left alone, its destructor not run, and refused by the
+	 * release (counted as lfp_family_free counts it); as with
+	 * pool<T>::destroy, two destroys of one object that race may both
+	 * run its destructor.
+	 * Thread safety: any thread. Progress: as lfp_family_free, plus ~T.
+	 */
+	template <class T> void destroy(T *obj) noexcept
+	{
+		lfp_family *f = fam_;
+
+		detail::destroy(detail::family_pool_of(f, obj), obj,
+				[f](void *slot) { lfp_family_free(f, slot); });
+	}
+
+	/*
+	 * As make, owned by an lfp::family_unique_ptr whose deleter destroys
+	 * the object into this family.
+	 * Returns the pointer, empty if make gives nullptr.
+	 * Thread safety and progress: as make.
+	 */
+	template <class T, class... Args>
+	lfp::family_unique_ptr<T> make_unique(Args &&...args) noexcept(
+		std::is_nothrow_constructible_v<T, Args...>)
+	{
+		T *obj = make<T>(std::forward<Args>(args)...);
+
+		return lfp::family_unique_ptr<T>(obj,
+						 family_deleter<T>{ fam_ });
+	}
+
+	/*
+	 * A snapshot of the family's counters (lfp_family_stats); zeroes
+	 * for a moved-from family.
+	 * Thread safety: any thread. Progress: wait-free, O(classes and
+	 * their caches).
+	 */
+	lfp::family_stats stats() const noexcept
+	{
+		lfp::family_stats st{};
+
+		lfp_family_stats(fam_, &st);
+		return st;
+	}
+
+	/*
+	 * The classes (lfp_family_classes), class i's object size
+	 * (lfp_family_class_size) and pool (lfp_family_pool, for the
+	 * per-class calls: handles, walks, trim), the class a size goes to
+	 * (lfp_family_class: the index, or -EINVAL, -ERANGE) and the class
+	 * an object is in (lfp_family_class_of: the index, or -EINVAL,
+	 * -EFAULT); 0, nullptr or -EINVAL for a moved-from family.
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	std::uint32_t classes() const noexcept
+	{
+		return lfp_family_classes(fam_);
+	}
+	std::size_t class_size(std::uint32_t i) const noexcept
+	{
+		return lfp_family_class_size(fam_, i);
+	}
+	lfp_pool *class_pool(std::uint32_t i) const noexcept
+	{
+		return lfp_family_pool(fam_, i);
+	}
+	int class_for(std::size_t size) const noexcept
+	{
+		return lfp_family_class(fam_, size);
+	}
+	int class_of(const void *obj) const noexcept
+	{
+		return lfp_family_class_of(fam_, obj);
+	}
+
+	/* The alignment of every object (cfg.align, or
+	 * alignof(std::max_align_t)); 0 for a moved-from family. */
+	std::size_t alignment() const noexcept
+	{
+		return align_;
+	}
+
+	/*
+	 * The C family, for every lfp_family_ call this class does not wrap.
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	lfp_family *native() const noexcept
+	{
+		return fam_;
+	}
+
+private:
+	void open(const lfp_family_config &cfg)
+	{
+		int err = lfp_family_create(&cfg, &fam_);
+
+		if (err)
+			detail::fail(-err, "lfp::family: lfp_family_create");
+		state_ = new (std::nothrow) detail::family_state(fam_);
+		if (!state_) {
+			lfp_family_destroy(fam_);
+			fam_ = nullptr;
+			detail::fail(ENOMEM, "lfp::family: its state");
+		}
+		align_ = cfg.align ? cfg.align : alignof(std::max_align_t);
+	}
+
+	void close() noexcept
+	{
+		if (!fam_)
+			return;
+		lfp_family_destroy(fam_);
+		fam_ = nullptr;
+		/* lfp_family_destroy took the family caches: theirs must
+		 * not. */
+		state_->native = nullptr;
+		state_->let_go();
+		state_ = nullptr;
+		align_ = 0;
+	}
+
+	friend class family_cache;
+
+	lfp_family *fam_ = nullptr;
+	detail::family_state *state_ = nullptr; /* with fam_, or both null */
+	std::size_t align_ = 0;
+};
+
+/*
+ * An explicit family cache (lfp_family_cache_create): one explicit cache
+ * per class in one object, for a worker with a fixed identity, which
+ * allocates by size and releases by address with no lookup of its
+ * caches. One thread uses it at a time; objects it makes may be
+ * destroyed anywhere, and it may destroy any object of the family.
+ * Move-only. It may outlive its family, whose destruction takes the C
+ * family cache with it: after that it may only be destroyed (which does
+ * nothing more), moved or assigned to. A moved-from family cache makes
+ * nothing (nullptr).
+ */
+class family_cache
+{
+public:
+	/*
+	 * A family cache of f.
+	 * Throws std::system_error: EINVAL (f was moved from), ENOMEM.
+	 * Thread safety: any thread. Progress: as lfp_family_cache_create.
+	 */
+	explicit family_cache(family &f)
+		: fc_(f.fam_ ? lfp_family_cache_create(f.fam_) : nullptr),
+		  fam_(f.fam_), align_(f.align_)
+	{
+		if (!fc_)
+			detail::fail(fam_ ? ENOMEM : EINVAL,
+				     "lfp::family_cache: "
+				     "lfp_family_cache_create");
+		state_ = f.state_;
+		state_->hold();
+	}
+
+	family_cache(family_cache &&other) noexcept
+		: fc_(std::exchange(other.fc_, nullptr)),
+		  fam_(std::exchange(other.fam_, nullptr)),
+		  state_(std::exchange(other.state_, nullptr)),
+		  align_(std::exchange(other.align_, 0))
+	{
+	}
+
+	family_cache &operator=(family_cache &&other) noexcept
+	{
+		if (this != &other) {
+			close();
+			fc_ = std::exchange(other.fc_, nullptr);
+			fam_ = std::exchange(other.fam_, nullptr);
+			state_ = std::exchange(other.state_, nullptr);
+			align_ = std::exchange(other.align_, 0);
+		}
+		return *this;
+	}
+
+	family_cache(const family_cache &) = delete;
+	family_cache &operator=(const family_cache &) = delete;
+
+	/*
+	 * Give the cached slots back and give the family cache up
+	 * (lfp_family_cache_destroy), unless the family is gone already and
+	 * took it along: then nothing.
+	 * Thread safety: the cache's thread; after the family's destruction
+	 * or before it, not during it. Progress: as lfp_family_cache_destroy.
+	 */
+	~family_cache()
+	{
+		close();
+	}
+
+	/*
+	 * As family::alloc and family::free, through the cache
+	 * (lfp_family_cache_alloc, lfp_family_cache_free).
+	 * Thread safety: the cache's thread. Progress: as those calls.
+	 */
+	void *alloc(std::size_t size) noexcept
+	{
+		return fc_ ? lfp_family_cache_alloc(fc_, size) : nullptr;
+	}
+	int free(void *obj) noexcept
+	{
+		return fc_ ? lfp_family_cache_free(fc_, obj) : -EINVAL;
+	}
+
+	/*
+	 * As family::make, through the cache.
+	 * Thread safety: the cache's thread. Progress: as
+	 * lfp_family_cache_alloc, plus T's constructor.
+	 */
+	template <class T, class... Args>
+	T *make(Args &&...args) noexcept(
+		std::is_nothrow_constructible_v<T, Args...>)
+	{
+		lfp_family_cache *c = fc_;
+
+		if (alignof(T) > align_)
+			return nullptr;
+		return detail::construct<T>(
+			alloc(sizeof(T)),
+			[c](void *slot) { lfp_family_cache_free(c, slot); },
+			std::forward<Args>(args)...);
+	}
+
+	/*
+	 * As family::destroy, releasing into the cache.
+	 * Thread safety: the cache's thread. Progress: as
+	 * lfp_family_cache_free, plus ~T.
+	 */
+	template <class T> void destroy(T *obj) noexcept
+	{
+		lfp_family_cache *c = fc_;
+
+		detail::destroy(detail::family_pool_of(fam_, obj), obj,
+				[c](void *slot) {
+					lfp_family_cache_free(c, slot);
+				});
+	}
+
+	/*
+	 * As make, owned by an lfp::family_cache_unique_ptr whose deleter
+	 * destroys the object into this cache: the pointer must be reset or
+	 * dropped on the cache's thread, before the cache goes. For a
+	 * pointer any thread may drop, take family::make_unique.
+	 * Thread safety and progress: as make.
+	 */
+	template <class T, class... Args>
+	lfp::family_cache_unique_ptr<T> make_unique(Args &&...args) noexcept(
+		std::is_nothrow_constructible_v<T, Args...>)
+	{
+		T *obj = make<T>(std::forward<Args>(args)...);
+
+		return lfp::family_cache_unique_ptr<T>(
+			obj, family_cache_deleter<T>{ fc_, fam_ });
+	}
+
+	/*
+	 * Give every cached slot back to the classes' pools
+	 * (lfp_family_cache_flush), before the worker goes idle, say.
+	 * Thread safety: the cache's thread. Progress: as
+	 * lfp_family_cache_flush.
+	 */
+	void flush() noexcept
+	{
+		lfp_family_cache_flush(fc_);
+	}
+
+	/*
+	 * Class i's explicit cache inside this one
+	 * (lfp_family_cache_class), for lfp_cache_stats and the bulk calls;
+	 * nullptr if i is out of range or the cache was moved from. It
+	 * belongs to the family cache: never destroy it by itself.
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	lfp_cache *class_cache(std::uint32_t i) const noexcept
+	{
+		return lfp_family_cache_class(fc_, i);
+	}
+
+	/* The C family cache. Thread safety: any thread. */
+	lfp_family_cache *native() const noexcept
+	{
+		return fc_;
+	}
+
+private:
+	void close() noexcept
+	{
+		if (!state_)
+			return;
+		if (state_->native)
+			lfp_family_cache_destroy(fc_);
+		state_->let_go();
+		state_ = nullptr;
+		fc_ = nullptr;
+		fam_ = nullptr;
+		align_ = 0;
+	}
+
+	lfp_family_cache *fc_ = nullptr;
+	lfp_family *fam_ = nullptr;
+	detail::family_state *state_ = nullptr; /* shared with the family */
+	std::size_t align_ = 0;
 };
 
 /*
@@ -1026,6 +1543,119 @@ private:
 	std::pmr::memory_resource *upstream_;
 	lfp_pool *pool_ = nullptr;
 	std::size_t block_size_ = 0;
+};
+
+/*
+ * A std::pmr::memory_resource over a family of its own: a block of up to
+ * the largest class's size, aligned to at most alignof(std::max_align_t),
+ * comes from the smallest class that holds it (lfp_family_alloc, through
+ * the thread's implicit caches), so containers of many element and node
+ * sizes share one resource; every other request goes to upstream: larger
+ * or more aligned blocks, and any block while its classes are exhausted.
+ * A block goes back where it came from, told by its address
+ * (lfp_family_class_of), whatever size the caller passes. Equal only to
+ * itself. Neither copyable nor movable (containers hold its address).
+ *
+ * Its allocate throws only what upstream throws; family blocks never
+ * throw. When it goes, the blocks of its family go with it; blocks
+ * upstream still holds are upstream's.
+ * Thread safety: any thread, if upstream is thread-safe (the default
+ * resource is). Progress: lock-free for family blocks (as
+ * lfp_family_alloc and lfp_family_free); upstream's for the rest.
+ */
+class family_resource : public std::pmr::memory_resource
+{
+public:
+	/*
+	 * A resource whose family has a class of capacities[i] blocks of
+	 * sizes[i] bytes for each i (sizes strictly increasing), in front of
+	 * upstream, which must outlive it.
+	 * Throws std::system_error: EINVAL (upstream nullptr, or as
+	 * lfp::family), E2BIG, ENOMEM, and the other errors of
+	 * lfp_family_create.
+	 * Thread safety: any thread. Progress: blocking (maps memory).
+	 */
+	family_resource(std::initializer_list<std::size_t> sizes,
+			std::initializer_list<std::uint32_t> capacities,
+			std::pmr::memory_resource *upstream =
+				std::pmr::get_default_resource())
+		: fam_(sizes, capacities), upstream_(upstream)
+	{
+		if (!upstream)
+			detail::fail(EINVAL, "lfp::family_resource: no upstream");
+		largest_ = fam_.class_size(fam_.classes() - 1);
+	}
+
+	family_resource(const family_resource &) = delete;
+	family_resource &operator=(const family_resource &) = delete;
+
+	/* Thread safety: nobody may use the resource during or after it. */
+	~family_resource() override = default;
+
+	/*
+	 * The largest block and the strictest alignment the family serves,
+	 * the resource behind it, its counters (lfp_family_stats), the C
+	 * family.
+	 * Thread safety: any thread. Progress: wait-free (stats: O(classes
+	 * and their caches)).
+	 */
+	std::size_t largest_block() const noexcept
+	{
+		return largest_;
+	}
+	static constexpr std::size_t alignment() noexcept
+	{
+		return alignof(std::max_align_t);
+	}
+	std::pmr::memory_resource *upstream_resource() const noexcept
+	{
+		return upstream_;
+	}
+	/* Upstream's blocks are not in the counts. */
+	lfp::family_stats stats() const noexcept
+	{
+		return fam_.stats();
+	}
+	lfp_family *native() const noexcept
+	{
+		return fam_.native();
+	}
+
+protected:
+	void *do_allocate(std::size_t bytes, std::size_t align) override
+	{
+		/* bytes - 1: a block of 0 bytes goes upstream too, where the
+		 * family would count it as a bad size. */
+		if (bytes - 1 < largest_ && align <= alignment()) {
+			void *p = fam_.alloc(bytes);
+
+			if (p)
+				return p;
+		}
+		return upstream_->allocate(bytes, align);
+	}
+
+	void do_deallocate(void *p, std::size_t bytes,
+			   std::size_t align) override
+	{
+		/* By address, not by size: a small block may have come
+		 * from upstream while its class was exhausted. */
+		if (fam_.class_of(p) >= 0)
+			fam_.free(p);
+		else
+			upstream_->deallocate(p, bytes, align);
+	}
+
+	bool do_is_equal(
+		const std::pmr::memory_resource &other) const noexcept override
+	{
+		return this == &other;
+	}
+
+private:
+	lfp::family fam_;
+	std::pmr::memory_resource *upstream_;
+	std::size_t largest_ = 0;
 };
 
 } // namespace lfp

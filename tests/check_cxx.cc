@@ -1,7 +1,8 @@
 // The C++ interface (lfpool.hpp): construction and destruction counts,
-// typed handles, pmr containers over pool_resource with a counting
-// upstream, worker caches handing objects across threads, exhaustion and
-// creation failures. Uses only the public API, as a C++ program would.
+// typed handles, pmr containers over pool_resource and family_resource
+// with a counting upstream, worker caches handing objects across
+// threads, families and family caches, exhaustion and creation
+// failures. Uses only the public API, as a C++ program would.
 #include <lfpool.hpp>
 
 #include <check.h>
@@ -1079,6 +1080,272 @@ START_TEST(cache_outlives_pool)
 }
 END_TEST
 
+namespace
+{
+// Objects of three sizes for a family of 16, 64 and 256-byte classes.
+struct small_obj {
+	std::uint32_t v;
+};
+struct mid_obj {
+	std::uint64_t v[6]; // 48 bytes: the 64-byte class
+};
+struct alignas(64) overaligned {
+	char c;
+};
+
+// Every slot of every class accounted for, and this many live in all.
+void expect_family_live(const lfp::family &fam, std::uint64_t live)
+{
+	lfp::family_stats st = fam.stats();
+
+	ck_assert_uint_eq(st.total.live, live);
+	ck_assert_uint_eq(st.total.free + st.total.cached + st.total.live +
+				  st.total.deferred,
+			  st.total.capacity);
+}
+} // namespace
+
+START_TEST(family_makes_each_type_in_its_class)
+{
+	tracked::reset();
+	{
+		lfp::family fam({ 16, 64, 256 }, { 32, 32, 32 });
+		small_obj *s = fam.make<small_obj>(small_obj{ 7 });
+		mid_obj *m = fam.make<mid_obj>();
+		tracked *t = fam.make<tracked>(5);
+
+		ck_assert_uint_eq(fam.classes(), 3);
+		ck_assert_uint_eq(fam.class_size(1), 64);
+		ck_assert_uint_eq(fam.alignment(), alignof(std::max_align_t));
+		ck_assert_ptr_nonnull(s);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_uint_eq(s->v, 7);
+		ck_assert_uint_eq(m->v[5], 0); // value-initialised
+		ck_assert_int_eq(t->value, 5);
+		ck_assert_int_eq(fam.class_of(s), fam.class_for(sizeof(small_obj)));
+		ck_assert_int_eq(fam.class_of(m), 1);
+		ck_assert_int_eq(fam.class_of(t), fam.class_for(sizeof(tracked)));
+		ck_assert(lfp_is_live(fam.class_pool(1), m));
+		expect_family_live(fam, 3);
+
+		fam.destroy(t);
+		ck_assert_int_eq(tracked::gone.load(), 1);
+		// Destroyed already: refused, its destructor not run again.
+		fam.destroy(t);
+		ck_assert_int_eq(tracked::gone.load(), 1);
+		// Foreign and interior pointers: refused, no destructor.
+		tracked outside(1);
+		fam.destroy(&outside);
+		ck_assert_int_eq(tracked::gone.load(), 1);
+		fam.destroy(reinterpret_cast<small_obj *>(
+			reinterpret_cast<char *>(m) + 8));
+		fam.destroy(static_cast<mid_obj *>(nullptr));
+		lfp::family_stats st = fam.stats();
+		ck_assert_uint_eq(st.foreign_frees, 1);
+		ck_assert_uint_ge(st.total.rejected_frees, 3);
+
+		fam.destroy(s);
+		fam.destroy(m);
+		expect_family_live(fam, 0);
+
+		// Too large or too aligned for every class: nullptr, nothing
+		// taken.
+		struct big {
+			char b[300];
+		};
+		ck_assert_ptr_null(fam.make<big>());
+		ck_assert_ptr_null(fam.make<overaligned>());
+		expect_family_live(fam, 0);
+
+		// Raw memory by size.
+		void *p = fam.alloc(200);
+		ck_assert_int_eq(fam.class_of(p), 2);
+		ck_assert_int_eq(fam.free(p), 0);
+		ck_assert_int_eq(fam.free(p), -EALREADY);
+		ck_assert_ptr_null(fam.alloc(0));
+		ck_assert_ptr_null(fam.alloc(257));
+		expect_family_live(fam, 0);
+
+		// Left live when the family goes: memory returned, no
+		// destructor (the family does not know the type).
+		tracked *left = fam.make<tracked>(9);
+		ck_assert_ptr_nonnull(left);
+		left->~tracked();
+	}
+	ck_assert_int_eq(tracked::made.load(), 3);
+	ck_assert_int_eq(tracked::gone.load(), 3);
+}
+END_TEST
+
+START_TEST(family_unique_ptrs_and_moves)
+{
+	tracked::reset();
+	{
+		lfp::family fam({ 16, 128 }, { 8, 8 });
+		{
+			lfp::family_unique_ptr<tracked> a =
+				fam.make_unique<tracked>(1);
+			ck_assert_ptr_nonnull(a.get());
+			expect_family_live(fam, 1);
+		}
+		ck_assert_int_eq(tracked::gone.load(), 1);
+		expect_family_live(fam, 0);
+
+		// A moved-from family makes nothing and refuses everything.
+		lfp::family moved(std::move(fam));
+		ck_assert_ptr_null(fam.native());
+		ck_assert_ptr_null(fam.make<small_obj>());
+		ck_assert_ptr_null(fam.alloc(8));
+		ck_assert_int_eq(fam.free(moved.alloc(8)), -EINVAL);
+		ck_assert_uint_eq(fam.classes(), 0);
+		ck_assert_uint_eq(fam.alignment(), 0);
+		expect_family_live(moved, 1);
+
+		// Exhaustion: 8 of the 16-byte class, then nullptr (no
+		// spill by default).
+		std::vector<small_obj *> got;
+		small_obj *o;
+		while ((o = moved.make<small_obj>()))
+			got.push_back(o);
+		ck_assert_uint_eq(got.size(), 7); // and the raw block above
+		for (small_obj *x : got)
+			moved.destroy(x);
+		lfp::family other({ 32 }, { 4 });
+		other = std::move(moved); // the old one's family destroyed
+		ck_assert_uint_eq(other.classes(), 2);
+	}
+	ck_assert_int_eq(tracked::made.load(), tracked::gone.load());
+}
+END_TEST
+
+START_TEST(family_cache_paths_and_lifetime)
+{
+	tracked::reset();
+	std::optional<lfp::family_cache> late;
+	{
+		lfp::family fam({ 16, 64, 256 }, { 64, 64, 64 });
+		lfp::family_cache fc(fam);
+		std::vector<tracked *> objs;
+
+		for (int i = 0; i < 40; i++)
+			objs.push_back(fc.make<tracked>(i));
+		for (tracked *t : objs) {
+			ck_assert_ptr_nonnull(t);
+			ck_assert_int_eq(fam.class_of(t),
+					 fam.class_for(sizeof(tracked)));
+		}
+		// Released into the cache, or by the family from anywhere.
+		for (std::size_t i = 0; i < objs.size(); i++) {
+			if (i % 2)
+				fc.destroy(objs[i]);
+			else
+				fam.destroy(objs[i]);
+		}
+		ck_assert_int_eq(tracked::gone.load(), 40);
+		{
+			lfp::family_cache_unique_ptr<tracked> u =
+				fc.make_unique<tracked>(3);
+			ck_assert_ptr_nonnull(u.get());
+		}
+		ck_assert_int_eq(tracked::gone.load(), 41);
+		void *p = fc.alloc(60);
+		ck_assert_int_eq(fam.class_of(p), 1);
+		ck_assert_int_eq(fc.free(p), 0);
+		ck_assert_ptr_nonnull(fc.class_cache(2));
+		ck_assert_ptr_null(fc.class_cache(3));
+		ck_assert_ptr_null(fc.make<overaligned>());
+		fc.flush();
+		expect_family_live(fam, 0);
+
+		// A family cache that outlives its family: the family takes
+		// the C family cache along; this one's destructor then does
+		// nothing (ASan would see a use after unmap).
+		late.emplace(fam);
+		void *q = late->alloc(16);
+		ck_assert_ptr_nonnull(q);
+		ck_assert_int_eq(late->free(q), 0);
+	}
+	late.reset();
+	ck_assert_int_eq(tracked::made.load(), tracked::gone.load());
+}
+END_TEST
+
+START_TEST(family_resource_serves_many_sizes)
+{
+	counting_resource up;
+	{
+		lfp::family_resource res({ 32, 64, 128, 256 },
+					 { 4096, 4096, 4096, 4096 }, &up);
+		std::pmr::list<int> l(&res);
+		std::pmr::unordered_map<int, std::pmr::string> m(&res);
+
+		ck_assert_ptr_eq(res.upstream_resource(), &up);
+		ck_assert_uint_eq(res.largest_block(), 256);
+		for (int i = 0; i < 1000; i++) {
+			l.push_back(i);
+			m.emplace(i, std::pmr::string(40, 'x'));
+		}
+		// Nodes and strings of several sizes come from the family;
+		// only the hash table's growing bucket arrays go upstream.
+		lfp::family_stats st = res.stats();
+		ck_assert_uint_ge(st.total.live, 2000);
+		ck_assert_uint_eq(st.bad_sizes, 0);
+		ck_assert_int_gt(up.allocs, 0);
+		ck_assert_uint_gt(up.smallest, 256);
+		for (auto &kv : m)
+			ck_assert_uint_eq(kv.second.size(), 40);
+		// Over-aligned and empty blocks go upstream, and back there.
+		void *p = res.allocate(8, 2 * lfp::family_resource::alignment());
+		ck_assert_int_lt(lfp_family_class_of(res.native(), p), 0);
+		res.deallocate(p, 8, 2 * lfp::family_resource::alignment());
+		void *z = res.allocate(0, 1);
+		res.deallocate(z, 0, 1);
+		ck_assert_uint_eq(res.stats().bad_sizes, 0);
+		l.clear();
+		m.clear();
+		ck_assert_uint_eq(res.stats().total.live, 0);
+		ck_assert(res.is_equal(res));
+	}
+	ck_assert_uint_eq(up.outstanding(), 0);
+	ck_assert_int_eq(up.mismatched, 0);
+}
+END_TEST
+
+START_TEST(family_creation_failures_throw)
+{
+	ck_assert_int_eq(error_of([] { lfp::family f({ 16, 32 }, { 4 }); }),
+			 EINVAL);
+	ck_assert_int_eq(error_of([] { lfp::family f({ 32, 16 }, { 4, 4 }); }),
+			 EINVAL);
+	ck_assert_int_eq(error_of([] { lfp::family f({ 16 }, { 0 }); }),
+			 EINVAL);
+	ck_assert_int_eq(error_of([] {
+				 std::vector<std::size_t> s;
+				 std::vector<std::uint32_t> c;
+				 for (std::size_t i = 1; i <= LFP_FAMILY_MAX_CLASSES + 1; i++) {
+					 s.push_back(8 * i);
+					 c.push_back(4);
+				 }
+				 lfp_family_config cfg{};
+				 cfg.sizes = s.data();
+				 cfg.capacities = c.data();
+				 cfg.classes = static_cast<std::uint32_t>(s.size());
+				 lfp::family f(cfg);
+			 }),
+			 E2BIG);
+	ck_assert_int_eq(error_of([] {
+				 lfp::family_resource r({ 16 }, { 4 }, nullptr);
+			 }),
+			 EINVAL);
+	ck_assert_int_eq(error_of([] {
+				 lfp::family f({ 16 }, { 4 }), g(std::move(f));
+				 lfp::family_cache c(f);
+			 }),
+			 EINVAL);
+}
+END_TEST
+
 int main()
 {
 	Suite *s = suite_create("cxx");
@@ -1108,6 +1375,11 @@ int main()
 	tcase_add_test(tc, for_each_range_shares_across_threads);
 	tcase_add_test(tc, cache_stats_resolve_make_unique);
 	tcase_add_test(tc, cache_outlives_pool);
+	tcase_add_test(tc, family_makes_each_type_in_its_class);
+	tcase_add_test(tc, family_unique_ptrs_and_moves);
+	tcase_add_test(tc, family_cache_paths_and_lifetime);
+	tcase_add_test(tc, family_resource_serves_many_sizes);
+	tcase_add_test(tc, family_creation_failures_throw);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -2,7 +2,7 @@
 // code with: header_warnings.test compiles this with each C++ compiler at
 // hand, -Wall -Wextra -pedantic -Wshadow -Wold-style-cast -Wconversion
 // -Werror, with and without exceptions. Every template of lfpool.hpp is
-// instantiated, for a trivial and a non-trivial T, so that their bodies
+// instantiated (the families' too), for a trivial and a non-trivial T, so that their bodies
 // are compiled too. It is only compiled, never run.
 #include <lfpool.h>
 #include <lfpool.hpp>
@@ -47,16 +47,44 @@ template <class T> std::uint64_t use_pool(int v)
 	       h.generation() + (pool.native() != nullptr) +
 	       (cache.native() != nullptr) + static_cast<std::uint64_t>(n);
 }
+
+template <class T> std::uint64_t use_family(int v)
+{
+	lfp::family fam({ 16, 64, 256 }, { 8, 8, 8 });
+	lfp::family_cache fc(fam);
+	T *a = fam.make<T>(v), *b = fc.make<T>(v);
+	lfp::family_unique_ptr<T> u = fam.make_unique<T>(v);
+	lfp::family_cache_unique_ptr<T> cu = fc.make_unique<T>(v);
+	lfp::family_stats st = fam.stats();
+	void *p = fam.alloc(20), *q = fc.alloc(20);
+
+	fam.destroy(a);
+	fc.destroy(b);
+	fc.flush();
+	return st.spilled + fam.classes() + fam.class_size(0) +
+	       static_cast<std::uint64_t>(fam.class_for(20) +
+					  fam.class_of(p) + fam.free(p) +
+					  fc.free(q)) +
+	       (fam.class_pool(0) != nullptr) + fam.alignment() +
+	       (fc.class_cache(0) != nullptr) + (fc.native() != nullptr) +
+	       (fam.native() != nullptr);
+}
 } // namespace
 
 int main()
 {
+	lfp::family_resource fres({ 16, 64 }, { 8, 8 });
+	std::pmr::vector<int> w(&fres);
+
+	w.push_back(2);
 	lfp::pool_resource res(32, 16);
 	std::pmr::vector<int> v(&res);
 	lfp_handle h = LFP_NULL_HANDLE;
 
 	v.push_back(1);
 	return static_cast<int>(use_pool<int>(1) + use_pool<named>(2) +
+				use_family<int>(3) + use_family<named>(4) +
+				fres.stats().total.live + fres.largest_block() +
 				res.stats().live + res.block_size() +
 				lfp_handle_index(h) + lfp_handle_gen(h));
 }
