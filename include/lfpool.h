@@ -1407,30 +1407,26 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
  * always: a program built so depends on the library's exported functions
  * only, while one built with the inline paths depends on the layout of
  * the structs below (struct lfpi_cache_hot and the others), which are not
- * part of the API and change only with the library's soname. C++17 and
- * later (lfpool.hpp too) get the same inline paths with gcc and clang,
- * in namespace lfpi_h; C99 and older C++ call the exported functions.
+ * part of the API and change only with the library's soname. C++11 and
+ * later (lfpool.hpp too) get the same inline paths with gcc and clang:
+ * as in C, a member named like one of these calls is then declared and
+ * called in parentheses. C99 and older C++ call the exported functions.
  */
 #if !defined(LFP_NO_INLINE) &&                                                \
 	((!defined(__cplusplus) && defined(__STDC_VERSION__) &&                \
 	  __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) &&      \
 	  !defined(__STDC_NO_THREADS__)) ||                                    \
-	 (defined(__cplusplus) && __cplusplus >= 201703L && defined(__GNUC__)))
+	 (defined(__cplusplus) && __cplusplus >= 201103L && defined(__GNUC__)))
 #include <errno.h>
 #ifdef __cplusplus
 /*
- * C++ compiles the same code in a namespace of its own, over std::atomic,
- * which has the layout of C's _Atomic for these types on every target
- * gcc and clang build for (checked below). Its casts are C's, on purpose:
- * one text for both languages; the warnings C++ has for them are
- * silenced here, for this part of the header only.
+ * C++ compiles the same code, with the compiler's __atomic builtins for
+ * C's atomic calls (LFPI_H_LOAD and the others) on plain fields aligned
+ * as C aligns their _Atomic types: C's layout by construction, no
+ * <atomic>, and no call at -O0. Its casts are C's, on
+ * purpose, one text for both languages; the warnings C++ has for them
+ * are silenced here, for this part of the header only.
  */
-} /* extern "C" */
-/* C++ linkage again, also for a program that includes this header
- * inside an extern "C" block of its own. */
-extern "C++" {
-#include <atomic>
-#if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 #pragma GCC diagnostic ignored "-Wcast-qual"
@@ -1438,35 +1434,26 @@ extern "C++" {
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuseless-cast"
 #endif
-#endif
-namespace lfpi_h
-{
-using std::atomic_load_explicit;
-using std::atomic_signal_fence;
-using std::atomic_store_explicit;
-using std::memory_order_acquire;
-using std::memory_order_relaxed;
-using std::memory_order_release;
-using std::memory_order_seq_cst;
-static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) &&
-		      alignof(std::atomic<uint64_t>) == alignof(uint64_t) &&
-		      sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
-		      alignof(std::atomic<uint32_t>) == alignof(uint32_t) &&
-		      sizeof(std::atomic<void *>) == sizeof(void *) &&
-		      std::atomic<uint64_t>::is_always_lock_free &&
-		      std::atomic<uint32_t>::is_always_lock_free &&
-		      std::atomic<void *>::is_always_lock_free,
-	      "lfpool.h: std::atomic differs from C's _Atomic here; "
-	      "define LFP_NO_INLINE");
-extern "C" {
-#define LFPI_H_ATOMIC(type) std::atomic<type>
+#define LFPI_H_ATOMIC(type) type
+/* C aligns _Atomic(uint64_t) to 8 where uint64_t alone gets 4 (i386). */
+#define LFPI_H_ATOMIC_U64 uint64_t __attribute__((aligned(8)))
 #define LFPI_H_THREAD __thread
-#define LFPI_H_NS lfpi_h::
+#define LFPI_H_MO_relaxed __ATOMIC_RELAXED
+#define LFPI_H_MO_acquire __ATOMIC_ACQUIRE
+#define LFPI_H_MO_release __ATOMIC_RELEASE
+#define LFPI_H_MO_seq_cst __ATOMIC_SEQ_CST
+#define LFPI_H_LOAD(p, order) __atomic_load_n(p, LFPI_H_MO_##order)
+#define LFPI_H_STORE(p, v, order) __atomic_store_n(p, v, LFPI_H_MO_##order)
+#define LFPI_H_SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #else
 #include <stdatomic.h>
 #define LFPI_H_ATOMIC(type) _Atomic(type)
+#define LFPI_H_ATOMIC_U64 _Atomic(uint64_t)
 #define LFPI_H_THREAD _Thread_local
-#define LFPI_H_NS
+#define LFPI_H_LOAD(p, order) atomic_load_explicit(p, memory_order_##order)
+#define LFPI_H_STORE(p, v, order)                                             \
+	atomic_store_explicit(p, v, memory_order_##order)
+#define LFPI_H_SIGNAL_FENCE() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
 #if defined(__GNUC__)
@@ -1493,7 +1480,7 @@ struct lfpi_cache_hot {
 	 * part less its low part, and the allocation fast path counts for
 	 * nothing (src/cache/exchange.c, cache_counts).
 	 */
-	LFPI_H_ATOMIC(uint64_t) top;
+	LFPI_H_ATOMIC_U64 top;
 	LFPI_H_ATOMIC(uint32_t) active; /* 1 while the owner is in an operation */
 	LFPI_H_ATOMIC(uint32_t) ctl;    /* non-zero: take the out-of-line path */
 	uint32_t size;           /* slots[] holds this many */
@@ -1510,7 +1497,7 @@ struct lfpi_cache_hot {
 	uint64_t shift;
 	uint64_t nslots;         /* slots laid out; 0 if every release
 				    takes the out-of-line path */
-	LFPI_H_ATOMIC(uint64_t) frees;  /* releases into slots[]; owner only */
+	LFPI_H_ATOMIC_U64 frees;  /* releases into slots[]; owner only */
 	/* The cache's pool; once lfp_destroy made the cache an orphan, the
 	 * cache's own address, which matches no pool (another pool may be
 	 * made at the old one's address) and not NULL. */
@@ -1624,11 +1611,11 @@ LFP_API int lfpi_family_cache_free_slow(struct lfp_family_cache *fc,
  */
 LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
 {
-	atomic_store_explicit(&c->active, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
+	LFPI_H_STORE(&c->active, 1, relaxed);
+	LFPI_H_SIGNAL_FENCE();
 	/* Acquire: pairs with the release by which a thief lets go of the
 	 * cache, so the count read after this is the one it left. */
-	return atomic_load_explicit(&c->ctl, memory_order_acquire);
+	return LFPI_H_LOAD(&c->ctl, acquire);
 }
 
 /*
@@ -1645,15 +1632,14 @@ LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
 	 * top by a reader of the counts (src/cache/exchange.c,
 	 * cache_counts), which must see the moves before this store with
 	 * it. */
-	atomic_store_explicit(&c->top, top - 1, memory_order_release);
+	LFPI_H_STORE(&c->top, top - 1, release);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
-	atomic_store_explicit(&c->active, 0, memory_order_release);
+	LFPI_H_STORE(&c->active, 0, release);
 	/* The slot is ours: make its generation odd (live). Relaxed: the
 	 * release that made it free reached us with the slot. */
 	g = &c->gen[2 * (size_t)idx];
-	atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	LFPI_H_STORE(g, LFPI_H_LOAD(g, relaxed) + 1, relaxed);
 	return c->objs + (size_t)idx * c->stride;
 }
 
@@ -1665,7 +1651,7 @@ LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
 	uint64_t top;
 
 	ctl = lfpi_cache_enter_fast(c);
-	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_alloc_slow(cache, ctl);
@@ -1685,12 +1671,12 @@ LFPI_H_INLINE void *lfpi_cache_alloc_try(struct lfp_cache *cache)
 	uint64_t top;
 
 	ctl = lfpi_cache_enter_fast(c);
-	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (LFPI_H_LIKELY(ctl == 0) && LFPI_H_LIKELY(n != 0))
 		return lfpi_cache_take_top(c, top, n);
 	/* Release: as in lfpi_cache_take_top. */
-	atomic_store_explicit(&c->active, 0, memory_order_release);
+	LFPI_H_STORE(&c->active, 0, release);
 	return (void *)0;
 }
 
@@ -1731,9 +1717,9 @@ LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
 	uint32_t ctl, n;
 
 	/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
-	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
+	LFPI_H_STORE(g, gen + 1, relaxed);
 	ctl = lfpi_cache_enter_fast(c);
-	top = atomic_load_explicit(&c->top, memory_order_relaxed);
+	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != c->size)) {
 		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
@@ -1741,18 +1727,14 @@ LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
 	}
 	c->slots[n] = (uint32_t)idx;
 	/* Release: as in lfpi_cache_alloc_inline. */
-	atomic_store_explicit(&c->top, top + 1 + LFPI_TOP_FREE,
-			      memory_order_release);
+	LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
 	/* Owner only, inside the operation (a fork sees it with top), a
 	 * load and a store. Release: pairs with the acquire load of frees
 	 * in src/cache/exchange.c (cache_counts), so a reader that counts
 	 * this release also sees the allocation it followed. */
-	atomic_store_explicit(&c->frees,
-			      atomic_load_explicit(&c->frees,
-						   memory_order_relaxed) + 1,
-			      memory_order_release);
+	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1, release);
 	/* Release: as in lfpi_cache_alloc_inline. */
-	atomic_store_explicit(&c->active, 0, memory_order_release);
+	LFPI_H_STORE(&c->active, 0, release);
 	return 0;
 }
 
@@ -1767,7 +1749,7 @@ LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 	if (!LFPI_H_LIKELY(idx < c->nslots))
 		return lfpi_cache_free_slow(cache, obj);
 	g = lfpi_cache_gen(c, idx);
-	gen = atomic_load_explicit(g, memory_order_relaxed);
+	gen = LFPI_H_LOAD(g, relaxed);
 	/* Free already (even): out of line, to be refused. A live
 	 * generation is odd, so a handle never names generation 0; here it
 	 * may wrap to 0 after 2^31 uses of the slot, which only the ctor and
@@ -1815,8 +1797,7 @@ LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
 	 * which happens before any call on a pool made later at the same
 	 * address or with the same number (that number's release and
 	 * acquire in src/cache/table.c order it). */
-	return atomic_load_explicit(&((struct lfpi_cache_hot *)c)->pool,
-				    memory_order_relaxed) == pool;
+	return LFPI_H_LOAD(&((struct lfpi_cache_hot *)c)->pool, relaxed) == pool;
 }
 
 LFPI_H_INLINE void *lfpi_alloc_inline(struct lfp_pool *pool)
@@ -1890,7 +1871,7 @@ LFPI_H_INLINE int lfpi_cache_free_try(struct lfp_cache *cache, void *obj)
 	if (!LFPI_H_LIKELY(idx < c->nslots))
 		return 1;
 	g = lfpi_cache_gen(c, idx);
-	gen = atomic_load_explicit(g, memory_order_relaxed);
+	gen = LFPI_H_LOAD(g, relaxed);
 	if (!LFPI_H_LIKELY(gen & 1))
 		return 1;
 	return lfpi_cache_free_live(cache, idx, g, gen);
@@ -1976,26 +1957,20 @@ LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
 }
 
 #ifdef __cplusplus
-} /* extern "C" */
-} /* namespace lfpi_h */
-#if defined(__GNUC__)
 #pragma GCC diagnostic pop
-#endif
-} /* extern "C++" */
-extern "C" {
 #endif
 
 #ifndef LFPI_BUILDING
-#define lfp_cache_alloc(cache) LFPI_H_NS lfpi_cache_alloc_inline(cache)
-#define lfp_cache_free(cache, obj) LFPI_H_NS lfpi_cache_free_inline(cache, obj)
-#define lfp_alloc(pool) LFPI_H_NS lfpi_alloc_inline(pool)
-#define lfp_free(pool, obj) LFPI_H_NS lfpi_free_inline(pool, obj)
-#define lfp_family_alloc(fam, size) LFPI_H_NS lfpi_family_alloc_inline(fam, size)
-#define lfp_family_free(fam, obj) LFPI_H_NS lfpi_family_free_inline(fam, obj)
+#define lfp_cache_alloc(cache) lfpi_cache_alloc_inline(cache)
+#define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
+#define lfp_alloc(pool) lfpi_alloc_inline(pool)
+#define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
+#define lfp_family_alloc(fam, size) lfpi_family_alloc_inline(fam, size)
+#define lfp_family_free(fam, obj) lfpi_family_free_inline(fam, obj)
 #define lfp_family_cache_alloc(fc, size)                                      \
-	LFPI_H_NS lfpi_family_cache_alloc_inline(fc, size)
+	lfpi_family_cache_alloc_inline(fc, size)
 #define lfp_family_cache_free(fc, obj)                                        \
-	LFPI_H_NS lfpi_family_cache_free_inline(fc, obj)
+	lfpi_family_cache_free_inline(fc, obj)
 #endif
 #endif /* the inline fast paths */
 

@@ -5,7 +5,8 @@
  * implementation: every operation below is a call of an lfp_ function and
  * keeps its promises (thread safety, progress, errors, hooks, policies).
  * Allocation and release go through lfpool.h's inline fast paths, as in
- * C11 (with g++ and clang++; LFP_NO_INLINE calls the functions instead).
+ * C11 (with g++ and clang++; LFP_NO_INLINE calls the functions instead,
+ * and like -fno-exceptions below must be the same in every file).
  * Link as a C program does: c++ -std=c++17 app.cc $(pkg-config --cflags
  * --libs lfpool).
  *
