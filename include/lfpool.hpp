@@ -17,9 +17,9 @@
  *   lfp::unique_ptr<T>   a std::unique_ptr that destroys into its pool
  *   lfp::cache_unique_ptr<T>  one that destroys into a cache
  *   lfp::pool_resource   a std::pmr::memory_resource of fixed-size blocks
- *   lfp::family          owns a family of size classes: alloc/free by
- *                        size, make<T>/destroy of any type that fits,
- *                        make_unique
+ *   lfp::family          owns a family of size classes: alloc by size,
+ *                        free by address, make<T>/destroy of any type
+ *                        that fits, make_unique
  *   lfp::family_cache    one worker's explicit family cache
  *   lfp::family_unique_ptr<T>, lfp::family_cache_unique_ptr<T>
  *   lfp::family_resource a std::pmr::memory_resource of many block sizes
@@ -139,25 +139,38 @@ T *construct(void *slot, Release release, Args &&...args) noexcept(
 	}
 }
 
+/* obj as the C API takes it. */
+template <class T> void *untyped(T *obj) noexcept
+{
+	return const_cast<void *>(static_cast<const volatile void *>(obj));
+}
+
 /*
- * Destroy obj and give its slot back through release. The destructor runs
- * only on a live object of the pool: a foreign or interior pointer, or an
- * object destroyed already, is left as it is and refused by the release
- * (counted in rejected_frees), as lfp_free refuses it. Two threads that
- * destroy the same object at once may both run its destructor (the C
- * API's racing double release; LFP_F_STRICT makes one release fail, not
- * one destructor).
+ * Destroy obj, whose object starts at start, if start is a live object of
+ * pool, and give start back through release, which refuses it (counted in
+ * rejected_frees) if it is not: a foreign or interior pointer, or an
+ * object destroyed already, is left as it is, as lfp_free leaves it. Two
+ * threads that destroy the same object at once may both run its
+ * destructor (the C API's racing double release; LFP_F_STRICT makes one
+ * release fail, not one destructor).
  */
+template <class T, class Release>
+void destroy_at(const lfp_pool *pool, T *obj, void *start,
+		Release &release) noexcept
+{
+	if constexpr (!std::is_trivially_destructible_v<T>) {
+		if (lfp_is_live(pool, start))
+			obj->~T();
+	}
+	release(start);
+}
+
+/* destroy_at for an object of pool; nullptr is ignored. */
 template <class T, class Release>
 void destroy(const lfp_pool *pool, T *obj, Release release) noexcept
 {
-	if (!obj)
-		return;
-	if constexpr (!std::is_trivially_destructible_v<T>) {
-		if (lfp_is_live(pool, obj))
-			obj->~T();
-	}
-	release(static_cast<void *>(obj));
+	if (obj)
+		destroy_at(pool, obj, untyped(obj), release);
 }
 
 /* The object the C API hands back for a live slot, or nullptr. */
@@ -234,6 +247,58 @@ inline lfp_pool *family_pool_of(const lfp_family *fam, const void *obj) noexcept
 
 	return c < 0 ? nullptr
 		     : lfp_family_pool(fam, static_cast<std::uint32_t>(c));
+}
+
+/*
+ * The start of the slot of pool whose memory holds p, by arithmetic on
+ * the address alone (it reads no object), or nullptr if none does.
+ */
+inline void *slot_start(const lfp_pool *pool, const void *p) noexcept
+{
+	char *first, *second;
+	std::size_t stride;
+
+	if (!lfp_owns(pool, p))
+		return nullptr;
+	first = static_cast<char *>(lfp_at(pool, 0));
+	second = static_cast<char *>(lfp_at(pool, 1));
+	if (!second)
+		return first;
+	stride = static_cast<std::size_t>(second - first);
+	return first + static_cast<std::size_t>(static_cast<const char *>(p) -
+						first) /
+			       stride * stride;
+}
+
+/*
+ * destroy_at for an object of a family, in its class's pool; nullptr is
+ * ignored. For a polymorphic T, obj may point to a base that is not at
+ * the object's start (a second base, a virtual one): if obj is not a
+ * live object's start but lies in a live object's slot, the object's
+ * start is asked of the object itself (dynamic_cast to void, which
+ * needs no RTTI) and must be that slot's. Memory no live object holds is
+ * never read: a base pointer to an object destroyed already is refused
+ * as any other pointer that is not a live object.
+ */
+template <class T, class Release>
+void destroy_in_family(const lfp_family *fam, T *obj, Release release) noexcept
+{
+	void *start;
+	const lfp_pool *pool;
+
+	if (!obj)
+		return;
+	start = untyped(obj);
+	pool = family_pool_of(fam, start);
+	if constexpr (std::is_polymorphic_v<T>) {
+		void *slot;
+
+		if (!lfp_is_live(pool, start) &&
+		    (slot = slot_start(pool, start)) && lfp_is_live(pool, slot) &&
+		    dynamic_cast<const volatile void *>(obj) == slot)
+			start = slot;
+	}
+	destroy_at(pool, obj, start, release);
 }
 
 /* fn(args...) as a walk's callback: 0 to go on, non-zero to stop. */
@@ -927,18 +992,31 @@ private:
  * The deleter of lfp::family_unique_ptr: destroys the object and releases
  * its slot into the family it names (lfp_family_free). A
  * default-constructed deleter names no family: it refuses every object
- * and runs no destructor.
+ * and runs no destructor. One for U converts to one for T when U * does
+ * to T *, as std::default_delete does, so a family_unique_ptr<Derived>
+ * moves into a family_unique_ptr<Base> (whose destructor must then be
+ * virtual, as for delete).
  * Thread safety: any thread. Progress: lock-free, plus ~T.
  */
 template <class T> struct family_deleter {
 	lfp_family *owner = nullptr;
 
+	family_deleter() noexcept = default;
+	family_deleter(lfp_family *f) noexcept : owner(f)
+	{
+	}
+	template <class U, class = std::enable_if_t<std::is_convertible_v<U *, T *>>>
+	family_deleter(const family_deleter<U> &other) noexcept
+		: owner(other.owner)
+	{
+	}
+
 	void operator()(T *obj) const noexcept
 	{
 		lfp_family *f = owner;
 
-		detail::destroy(detail::family_pool_of(f, obj), obj,
-				[f](void *slot) { lfp_family_free(f, slot); });
+		detail::destroy_in_family(
+			f, obj, [f](void *slot) { lfp_family_free(f, slot); });
 	}
 };
 
@@ -950,7 +1028,8 @@ using family_unique_ptr = std::unique_ptr<T, family_deleter<T>>;
  * The deleter of lfp::family_cache_unique_ptr: destroys the object and
  * releases its slot into the family cache it names
  * (lfp_family_cache_free), so it runs on the cache's thread, before the
- * cache goes. A default-constructed deleter refuses every object.
+ * cache goes. A default-constructed deleter refuses every object. It
+ * converts as family_deleter does.
  * Thread safety: the cache's thread. Progress: as lfp_family_cache_free,
  * plus ~T.
  */
@@ -958,11 +1037,22 @@ template <class T> struct family_cache_deleter {
 	lfp_family_cache *owner = nullptr;
 	lfp_family *fam = nullptr; /* the cache's */
 
+	family_cache_deleter() noexcept = default;
+	family_cache_deleter(lfp_family_cache *c, lfp_family *f) noexcept
+		: owner(c), fam(f)
+	{
+	}
+	template <class U, class = std::enable_if_t<std::is_convertible_v<U *, T *>>>
+	family_cache_deleter(const family_cache_deleter<U> &other) noexcept
+		: owner(other.owner), fam(other.fam)
+	{
+	}
+
 	void operator()(T *obj) const noexcept
 	{
 		lfp_family_cache *c = owner;
 
-		detail::destroy(detail::family_pool_of(fam, obj), obj,
+		detail::destroy_in_family(fam, obj,
 				[c](void *slot) {
 					lfp_family_cache_free(c, slot);
 				});
@@ -1087,8 +1177,8 @@ public:
 	}
 
 	/*
-	 * Allocate from the class that holds sizeof(T) and build
-	 * T(args...) there.
+	 * Allocate from the smallest class that holds sizeof(T) (or a
+	 * larger one, as cfg.spill allows) and build T(args...) there.
 	 * Returns the object, or nullptr if the classes it may come from
 	 * are exhausted, T is larger than the largest class or more aligned
 	 * than alignment(), or the family was moved from. If the constructor
@@ -1112,19 +1202,24 @@ public:
 
 	/*
 	 * Destroy obj and release its memory (lfp_family_free), from any
-	 * thread. nullptr is ignored. A pointer that is not a live object
-	 * of the family (foreign, not the start of an object, destroyed
-	 * already) is left alone, its destructor not run, and refused by the
-	 * release (counted as lfp_family_free counts it); as with
-	 * pool<T>::destroy, two destroys of one object that race may both
-	 * run its destructor.
+	 * thread. obj may point to a base of the object's type, also one
+	 * not at its start (a second or a virtual base; the destructor must
+	 * then be virtual, as for delete): the object's start is then asked
+	 * of the object, but only once the slot obj lies in is known, by
+	 * its address, to hold a live object, so a pointer to an object
+	 * destroyed already is never read. nullptr is ignored. A pointer that is not a
+	 * live object of the family (foreign, not the start of an object,
+	 * destroyed already) is left alone, its destructor not run, and
+	 * refused by the release (counted as lfp_family_free counts it; by
+	 * nothing for a moved-from family); as with pool<T>::destroy, two
+	 * destroys of one object that race may both run its destructor.
 	 * Thread safety: any thread. Progress: as lfp_family_free, plus ~T.
 	 */
 	template <class T> void destroy(T *obj) noexcept
 	{
 		lfp_family *f = fam_;
 
-		detail::destroy(detail::family_pool_of(f, obj), obj,
+		detail::destroy_in_family(f, obj,
 				[f](void *slot) { lfp_family_free(f, slot); });
 	}
 
@@ -1140,8 +1235,7 @@ public:
 	{
 		T *obj = make<T>(std::forward<Args>(args)...);
 
-		return lfp::family_unique_ptr<T>(obj,
-						 family_deleter<T>{ fam_ });
+		return lfp::family_unique_ptr<T>(obj, family_deleter<T>(fam_));
 	}
 
 	/*
@@ -1349,7 +1443,7 @@ public:
 	{
 		lfp_family_cache *c = fc_;
 
-		detail::destroy(detail::family_pool_of(fam_, obj), obj,
+		detail::destroy_in_family(fam_, obj,
 				[c](void *slot) {
 					lfp_family_cache_free(c, slot);
 				});
@@ -1369,7 +1463,7 @@ public:
 		T *obj = make<T>(std::forward<Args>(args)...);
 
 		return lfp::family_cache_unique_ptr<T>(
-			obj, family_cache_deleter<T>{ fc_, fam_ });
+			obj, family_cache_deleter<T>(fc_, fam_));
 	}
 
 	/*
@@ -1554,8 +1648,11 @@ private:
  * sizes share one resource; every other request goes to upstream: larger
  * or more aligned blocks, and any block while its classes are exhausted.
  * A block goes back where it came from, told by its address
- * (lfp_family_class_of), whatever size the caller passes. Equal only to
- * itself. Neither copyable nor movable (containers hold its address).
+ * (lfp_family_class_of): a family block whatever size the caller passes,
+ * an upstream block with the caller's size and alignment, which must be
+ * those it was allocated with. A block of 0 bytes comes from upstream.
+ * Equal only to itself. Neither copyable nor movable (containers hold
+ * its address).
  *
  * Its allocate throws only what upstream throws; family blocks never
  * throw. When it goes, the blocks of its family go with it; blocks

@@ -1312,6 +1312,85 @@ START_TEST(family_resource_serves_many_sizes)
 }
 END_TEST
 
+namespace
+{
+// A type with two polymorphic bases, and one with a virtual base: a
+// pointer to the second base, or to the virtual one, points inside the
+// object, not at its start.
+struct base_a {
+	std::uint64_t a = 1;
+	virtual ~base_a() = default;
+};
+struct base_b {
+	std::uint64_t b = 2;
+	virtual ~base_b() = default;
+};
+struct both : base_a, base_b {
+	tracked t{ 4 };
+};
+struct vbase {
+	std::uint64_t v = 3;
+	virtual ~vbase() = default;
+};
+struct vderived : virtual vbase {
+	tracked t{ 5 };
+};
+} // namespace
+
+// destroy through any base finds the object's start: its destructor runs
+// once, its slot goes back, and unique_ptrs convert to a base's.
+START_TEST(family_destroys_through_bases)
+{
+	tracked::reset();
+	{
+		lfp::family fam({ 32, 64, 128 }, { 16, 16, 16 });
+		lfp::family_cache fc(fam);
+		both *x = fam.make<both>();
+		vderived *v = fam.make<vderived>();
+		both *y = fc.make<both>();
+
+		ck_assert_ptr_nonnull(x);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_ptr_nonnull(y);
+		base_b *xb = x;
+		vbase *vb = v;
+		ck_assert_ptr_ne(static_cast<void *>(xb), static_cast<void *>(x));
+		ck_assert_ptr_ne(static_cast<void *>(vb), static_cast<void *>(v));
+		expect_family_live(fam, 3);
+		fam.destroy(xb);
+		fc.destroy(vb);
+		fam.destroy(static_cast<base_b *>(y));
+		ck_assert_int_eq(tracked::gone.load(), 3);
+		expect_family_live(fam, 0);
+		// Twice through a base: refused, no second destructor, and
+		// the released object is not read (ASan would see it).
+		fam.destroy(xb);
+		fc.destroy(vb);
+		ck_assert_int_eq(tracked::gone.load(), 3);
+		expect_family_live(fam, 0);
+
+		{
+			lfp::family_unique_ptr<base_b> u =
+				fam.make_unique<both>();
+			lfp::family_cache_unique_ptr<vbase> w =
+				fc.make_unique<vderived>();
+			ck_assert_ptr_nonnull(u.get());
+			ck_assert_ptr_nonnull(w.get());
+			expect_family_live(fam, 2);
+		}
+		ck_assert_int_eq(tracked::gone.load(), 5);
+		expect_family_live(fam, 0);
+
+		// A const object is destroyed as any other.
+		const tracked *c = fam.make<const tracked>(6);
+		fam.destroy(c);
+		ck_assert_int_eq(tracked::gone.load(), 6);
+		expect_family_live(fam, 0);
+	}
+	ck_assert_int_eq(tracked::made.load(), tracked::gone.load());
+}
+END_TEST
+
 START_TEST(family_creation_failures_throw)
 {
 	ck_assert_int_eq(error_of([] { lfp::family f({ 16, 32 }, { 4 }); }),
@@ -1380,6 +1459,7 @@ int main()
 	tcase_add_test(tc, family_cache_paths_and_lifetime);
 	tcase_add_test(tc, family_resource_serves_many_sizes);
 	tcase_add_test(tc, family_creation_failures_throw);
+	tcase_add_test(tc, family_destroys_through_bases);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
