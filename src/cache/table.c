@@ -88,9 +88,9 @@ void lfpi_cache_unnumber(struct lfp_pool *pool)
 }
 
 /*
- * A table's entries start TAB_SKEW bytes into its mapping, so that the
- * first 256 numbers' (the pools a program makes first) lie in the upper
- * half of a page: every cache's first words, which the fast path stores
+ * A table's entries start TAB_SKEW bytes into its mapping, so that those
+ * of the first 256 numbers (the pools a program makes first) lie in the
+ * upper half of a page: every cache's first words, which the fast path stores
  * to, and every pool's number, which it loads, lie in the lower half of
  * theirs (registry.c, cache_map; a pool's mapping starts with it), so
  * the entry a lookup loads does not share its offset in a page with the

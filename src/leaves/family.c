@@ -179,7 +179,6 @@ static int family_make_class(struct lfp_family *fam,
 	char name[LFP_NAME_MAX + 1];
 	struct lfp_config c = family_class_config(cfg, i, name);
 	size_t zone = (size_t)1 << fam->hot.zshift;
-
 	int err;
 
 	fam->hot.cls[i].size = cfg->sizes[i];
