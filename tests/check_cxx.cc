@@ -1391,6 +1391,116 @@ START_TEST(family_destroys_through_bases)
 }
 END_TEST
 
+namespace
+{
+// A message with a payload, for a class of its own in a family.
+struct wide_message {
+	message head;
+	unsigned char payload[100];
+
+	wide_message(unsigned f, std::uint64_t s) noexcept : head(f, s)
+	{
+		std::memset(payload, static_cast<int>(s & 0xff),
+			    sizeof(payload));
+	}
+};
+
+struct family_mailbox {
+	std::mutex lock;
+	std::vector<message *> small;
+	std::vector<wide_message *> wide;
+};
+
+// As work, through one family: each worker's family cache makes small
+// and wide messages in turn; the next worker checks them and destroys
+// them, by its family cache or by the family itself in turn.
+void family_work(lfp::family &fam, family_mailbox *mail, unsigned self,
+		 unsigned rounds, std::atomic<long> &bad)
+{
+	const unsigned prev = (self + nworkers - 1) % nworkers;
+	lfp::family_cache fc(fam);
+	std::vector<message *> small;
+	std::vector<wide_message *> wide;
+
+	for (unsigned r = 0; r < rounds; r++) {
+		for (unsigned i = 0; i < 8; i++) {
+			message *m = fc.make<message>(self, r);
+			wide_message *w = fc.make<wide_message>(self, r);
+
+			if (m)
+				small.push_back(m);
+			if (w)
+				wide.push_back(w);
+		}
+		{
+			family_mailbox &next = mail[(self + 1) % nworkers];
+			std::lock_guard<std::mutex> g(next.lock);
+
+			next.small.insert(next.small.end(), small.begin(),
+					  small.end());
+			next.wide.insert(next.wide.end(), wide.begin(),
+					 wide.end());
+		}
+		small.clear();
+		wide.clear();
+		{
+			std::lock_guard<std::mutex> g(mail[self].lock);
+
+			small.swap(mail[self].small);
+			wide.swap(mail[self].wide);
+		}
+		for (message *m : small) {
+			if (m->word != message::canary || m->from != prev ||
+			    fam.class_of(m) != fam.class_for(sizeof(message)))
+				bad++;
+			if (m->seq % 2)
+				fc.destroy(m);
+			else
+				fam.destroy(m);
+		}
+		for (wide_message *w : wide) {
+			if (w->head.word != message::canary ||
+			    w->head.from != prev ||
+			    w->payload[99] != (w->head.seq & 0xff) ||
+			    fam.class_of(w) != fam.class_for(sizeof(*w)))
+				bad++;
+			fc.destroy(w);
+		}
+		small.clear();
+		wide.clear();
+	}
+}
+} // namespace
+
+// Four workers share one family, each through its own family cache.
+START_TEST(family_caches_across_threads)
+{
+	const unsigned rounds = under_sanitizer() ? 300 : 3000;
+	lfp::family fam({ 32, 64, 128 }, { 512, 512, 512 });
+	family_mailbox mail[nworkers];
+	std::atomic<long> bad{ 0 };
+	std::vector<std::thread> threads;
+
+	message::made = 0;
+	message::gone = 0;
+	for (unsigned t = 0; t < nworkers; t++)
+		threads.emplace_back(family_work, std::ref(fam), mail, t,
+				     rounds, std::ref(bad));
+	for (auto &th : threads)
+		th.join();
+	for (auto &m : mail) {
+		for (message *p : m.small)
+			fam.destroy(p);
+		for (wide_message *w : m.wide)
+			fam.destroy(w);
+	}
+	ck_assert_int_eq(bad, 0);
+	ck_assert_int_gt(message::made, 0);
+	ck_assert_int_eq(message::made, message::gone);
+	expect_family_live(fam, 0);
+}
+END_TEST
+
 START_TEST(family_creation_failures_throw)
 {
 	ck_assert_int_eq(error_of([] { lfp::family f({ 16, 32 }, { 4 }); }),
@@ -1460,6 +1570,7 @@ int main()
 	tcase_add_test(tc, family_resource_serves_many_sizes);
 	tcase_add_test(tc, family_creation_failures_throw);
 	tcase_add_test(tc, family_destroys_through_bases);
+	tcase_add_test(tc, family_caches_across_threads);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
