@@ -55,6 +55,22 @@ void *c_alloc_qualified(lfp_pool *p)
 }
 }
 
+// A member named like an inline call, declared and called in parentheses
+// as lfpool.h says (the macro would take it otherwise).
+struct allocator_like {
+	lfp_pool *pool;
+
+	void *(lfp_alloc)() const
+	{
+		return ::lfp_alloc(pool); // the inline path
+	}
+};
+
+void *member_named_like_the_api(const allocator_like &a)
+{
+	return (a.lfp_alloc)();
+}
+
 struct particle {
 	float x, y, z;
 	int age;
