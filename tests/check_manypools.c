@@ -341,7 +341,7 @@ END_TEST
 enum { MP_GROW = 1100 };
 static struct lfp_pool *mp_many[MP_GROW], *mp_nocache;
 static _Atomic int mp_tid, mp_done;
-static volatile sig_atomic_t mp_bad, mp_calls;
+static volatile sig_atomic_t mp_bad, mp_calls, mp_seen;
 
 static void mp_handler(int sig)
 {
@@ -352,12 +352,17 @@ static void mp_handler(int sig)
 	if (!o || lfp_free(mp_nocache, o) != 0)
 		mp_bad = 1;
 	mp_calls = mp_calls + 1;
+	mp_seen = 1;
 }
 
 static void *mp_grower(void *arg)
 {
 	(void)arg;
 	atomic_store(&mp_tid, (int)syscall(SYS_gettid));
+	/* Grow only once the signals reach us: on a busy machine this
+	 * thread could otherwise finish before the sender ran at all. */
+	while (!mp_seen)
+		usleep(50); /* a call ThreadSanitizer delivers signals in */
 	for (int i = MP_GROW - 1; i >= 0; i -= 97)
 		mp_use(mp_many[i]);
 	for (int i = 0; i < MP_GROW; i += 7)
@@ -383,6 +388,7 @@ START_TEST(table_grows_under_a_signal_handler)
 	for (int r = 0; r < rounds; r++) {
 		atomic_store(&mp_tid, 0);
 		atomic_store(&mp_done, 0);
+		mp_seen = 0;
 		ck_assert_int_eq(pthread_create(&th, NULL, mp_grower, NULL), 0);
 		while (!atomic_load(&mp_tid))
 			sched_yield();
