@@ -1,12 +1,13 @@
 #!/bin/sh
-# Check the Promela model of the depot exchange with Spin, once.
+# Check one Promela model of tests/model with Spin, once.
 #
 # Usage: check.sh NAME EXPECT [spin -D options]
 #   NAME    a name for the run; its files go to $MODEL_WORK/NAME
 #   EXPECT  pass: the search must be exhaustive and find no error;
 #           fail: Spin must find an assertion violation and write a trail
 #           (for the deliberately broken variants of the model).
-# Environment: SPIN (spin), MODEL_CC (cc), MODEL_WORK (model-work),
+# Environment: MODEL (the model's file in tests/model, depot.pml),
+#   SPIN (spin), MODEL_CC (cc), MODEL_WORK (model-work),
 #   MODEL_MEM (MiB Spin may use, 4096).
 # Exit status: 0 if the expectation held, 1 if not.
 set -eu
@@ -19,7 +20,7 @@ spin=${SPIN:-spin}
 cc=${MODEL_CC:-cc}
 mem=${MODEL_MEM:-4096}
 work=${MODEL_WORK:-model-work}/$name
-model=depot.pml
+model=${MODEL:-depot.pml}
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -57,7 +58,7 @@ grep -q -e 'Search not completed' -e 'max search depth too small' \
 case $expect in
 pass)
 	if [ "$complete" = yes ] && grep -q 'errors: 0' pan.out; then
-		echo "model $name: no slot or magazine handed out twice or lost: PASS"
+		echo "model $name: every assertion holds in every state: PASS"
 		exit 0
 	fi
 	cat pan.out >&2
