@@ -33,6 +33,9 @@ const char *lfp_strerror(int err)
 		       "pool's size overflows";
 	case ERANGE:
 		return "size larger than the family's largest class";
+	case E2BIG:
+		return "too many classes: a family has at most "
+		       "LFP_FAMILY_MAX_CLASSES";
 	case EAGAIN:
 		return "the per-thread cache key could not be made";
 	case ENOTSUP:
