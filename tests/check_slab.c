@@ -81,6 +81,51 @@ START_TEST(memory_size_matches_validation)
 }
 END_TEST
 
+/*
+ * Near LFP_MAX_CAPACITY with a batch of one slot, a pool needs a magazine
+ * per slot: lfp_memory_size answers a size that grows with the capacity
+ * and covers every slot's object, metadata and magazine entry, or 0 (as
+ * lfpool.h says when the size overflows); never a wrapped count. (Counted
+ * in 32 bits, the magazines wrapped past 2^32: 0xfffffffe slots "needed"
+ * 103 GB, 40 fewer 155 GB.) Growable pools lay out max_capacity slots
+ * and are held to the same.
+ */
+START_TEST(memory_size_near_max_capacity)
+{
+	struct lfp_config c = { .obj_size = 16, .cache_size = 2,
+				.batch_size = 1 };
+	/* Object, next and generation words, a magazine of one index
+	 * (two words of header): 36 bytes a slot at least. */
+	const size_t per_slot = 16 + 8 + 3 * sizeof(uint32_t);
+	size_t prev = 0;
+
+	for (uint64_t n = LFP_MAX_CAPACITY - 64; n <= LFP_MAX_CAPACITY; n++) {
+		size_t size, grow;
+
+		c.capacity = (uint32_t)n, c.max_capacity = 0;
+		c.exhaust = LFP_EXHAUST_NULL;
+		size = lfp_memory_size(&c);
+		if (size == 0)
+			continue;
+		ck_assert_msg(size / per_slot >= n, "%llu slots: %zu bytes",
+			      (unsigned long long)n, size);
+		ck_assert_msg(size >= prev, "%llu slots: %zu bytes, one fewer %zu",
+			      (unsigned long long)n, size, prev);
+		prev = size;
+		c.capacity = 64, c.max_capacity = (uint32_t)n;
+		c.exhaust = LFP_EXHAUST_GROW;
+		grow = lfp_memory_size(&c);
+		ck_assert_msg(grow == 0 || grow / per_slot >= n,
+			      "growable to %llu slots: %zu bytes",
+			      (unsigned long long)n, grow);
+	}
+	/* On a 64-bit machine these sizes fit: 0 would be a refusal the
+	 * header does not name. */
+	if (sizeof(size_t) == 8)
+		ck_assert_uint_gt(prev, 0);
+}
+END_TEST
+
 /* Objects are aligned, spaced by the stride, and never overlap. */
 static void check_geometry(size_t obj_size, size_t align, size_t stride)
 {
@@ -419,6 +464,7 @@ int main(void)
 
 	tcase_add_test(tc, rejects_bad_configs);
 	tcase_add_test(tc, memory_size_matches_validation);
+	tcase_add_test(tc, memory_size_near_max_capacity);
 	tcase_add_test(tc, alignment_and_stride);
 	tcase_add_test(tc, index_and_ownership);
 	tcase_add_test(tc, caller_memory);

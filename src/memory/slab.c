@@ -34,6 +34,24 @@ static bool slab_round_up(size_t x, size_t a, size_t *out)
 }
 
 /*
+ * A magazine for every batch of slots, and some for the caches' spares
+ * and part-filled ones; past that, slots wait on the free list (depot.c).
+ * Counted in 64 bits: with a batch of one slot near LFP_MAX_CAPACITY the
+ * spares would wrap a 32-bit count to a few magazines (and a size far too
+ * small). Magazine numbers are 32-bit indices below LFPI_NIL, so the
+ * count stops at LFP_MAX_CAPACITY, one a slot at least, which loses
+ * nothing: a store that finds no magazine puts its slots on the free
+ * list.
+ */
+static uint32_t slab_mags(uint32_t slots, uint32_t batch)
+{
+	uint64_t n = (uint64_t)slots / batch + (slots % batch != 0) +
+		     SLAB_SPARE_MAGS;
+
+	return n > LFP_MAX_CAPACITY ? LFP_MAX_CAPACITY : (uint32_t)n;
+}
+
+/*
  * The default cache: 1024 slots (two magazines of 512), fewer in pools
  * under 4096 slots (a quarter of the capacity, at least 2), so that a
  * pool sized for what is live, as engines size them, still serves a
@@ -91,14 +109,13 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 		return -EINVAL;
 	l.batch = cfg->batch_size ? cfg->batch_size
 				  : (l.cache_size + 1) / 2;
-	/* A magazine for every batch of slots, and some for the caches'
-	 * spares and part-filled ones; past that, slots wait on the free
-	 * list (depot.c). */
-	l.nmags = l.slots / l.batch + (l.slots % l.batch != 0) + SLAB_SPARE_MAGS;
+	l.nmags = slab_mags(l.slots, l.batch);
 	/* struct lfpi_mag (depot.h): two words, then the indices; the depot
 	 * checks that this is its size. */
-	mags = (size_t)l.nmags * (2 + l.batch) * sizeof(uint32_t);
-	if (!slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
+	if (__builtin_mul_overflow((size_t)l.nmags,
+				   (2 + (size_t)l.batch) * sizeof(uint32_t),
+				   &mags) ||
+	    !slab_round_up(sizeof(struct lfp_pool), LFPI_CACHELINE, &l.slots_off) ||
 	    __builtin_add_overflow(l.slots_off, meta, &meta) ||
 	    !slab_round_up(meta, LFPI_CACHELINE, &l.mags_off) ||
 	    __builtin_add_overflow(l.mags_off, mags, &mags) ||
