@@ -23,14 +23,17 @@
  * - An explicit cache may be used by one thread at a time. oneTBB
  *   documents that no two threads in an arena have the same index at the
  *   same time, so the caches of a slot are used by its holder alone.
- * - A slot is held by different threads in turn (workers leave the arena
- *   when it runs out of work and come back to any free slot; the main
- *   thread holds slot 0 inside execute). The next holder's uses of the
+ * - A slot is held by different threads in turn: workers leave the arena
+ *   when it runs out of work (--idle between frames) and come back to
+ *   any free slot, and the main thread enters it for each frame through
+ *   any free slot (the arena reserves none for it), or, if none is free,
+ *   has a worker run the frame. The next holder's uses of the
  *   cache must happen after the last holder's: oneTBB gives the slot back
  *   with a release store and takes it with an atomic exchange, so that
  *   hand-over is the happens-before edge. The example adds no ordering of
  *   its own (see struct slot's busy flag), so that under ThreadSanitizer
- *   a hand-over that did not order the uses would be reported.
+ *   (with a oneTBB built for it: Debian's is not, see the .test) a
+ *   hand-over that did not order the uses would be reported.
  * - The index is the thread's index in the arena it is in now. A task
  *   that enters another arena (task_arena::execute from inside a task)
  *   gets an index of that arena, which another thread may hold in ours:
