@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "base/probes.h"
 #include "cache/private.h"
 
 int lfpi_cache_membarrier;
@@ -261,6 +262,7 @@ static uint32_t cache_flush_cold(struct lfp_cache *c, uint32_t n)
 	lfpi_cache_set_n(c, n - b);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.flushes, 1);
+	LFPI_PROBE(flush, c->pool, b);
 	return n - b;
 }
 
@@ -288,6 +290,7 @@ static uint32_t cache_refill(struct lfp_cache *c)
 	if (n) {
 		lfpi_cache_set_n(c, n);
 		lfpi_cache_count(&c->ctr.refills, 1);
+		LFPI_PROBE(refill, pool, n);
 	}
 	return n;
 }
@@ -296,8 +299,12 @@ static uint32_t cache_refill(struct lfp_cache *c)
  * busy. Give everything back and clear the request. */
 static void cache_answer_flush(struct lfp_cache *c, uint32_t *retries)
 {
-	if (lfpi_cache_empty(c, &c->spare, retries))
+	uint32_t n = lfpi_cache_empty(c, &c->spare, retries);
+
+	if (n) {
 		lfpi_cache_count(&c->ctr.flushes, 1);
+		LFPI_PROBE(flush, c->pool, n);
+	}
 	/*
 	 * Relaxed: it publishes nothing. A thief may claim the cache between
 	 * our entry and this store; it then sees us active (the handshake),
@@ -381,7 +388,7 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
  */
 bool lfpi_cache_drain(struct lfp_cache *c)
 {
-	uint32_t ctl, retries = 0;
+	uint32_t ctl, retries = 0, n;
 
 	while ((ctl = lfpi_cache_enter(c)) & LFPI_CTL_STEAL) {
 		lfpi_cache_leave(c);
@@ -394,8 +401,10 @@ bool lfpi_cache_drain(struct lfp_cache *c)
 	}
 	if (ctl & LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
-	else if (lfpi_cache_empty(c, &c->spare, &retries))
+	else if ((n = lfpi_cache_empty(c, &c->spare, &retries))) {
 		lfpi_cache_count(&c->ctr.flushes, 1);
+		LFPI_PROBE(flush, c->pool, n);
+	}
 	lfpi_cache_leave(c);
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	return true;

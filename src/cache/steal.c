@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #endif
 
+#include "base/probes.h"
 #include "cache/private.h"
 
 /* How many caches one steal round may empty. */
@@ -207,11 +208,14 @@ static uint32_t cache_steal_round(struct cache_thief *me, uint32_t *emptied,
 		 * the owner's writes to their objects are visible. */
 		if (fenced &&
 		    !atomic_load_explicit(&c->hot.active, memory_order_seq_cst)) {
-			uint32_t spare = LFPI_NIL;
+			uint32_t spare = LFPI_NIL, k;
 
-			got += lfpi_cache_empty(c, &spare, retries);
+			got += k = lfpi_cache_empty(c, &spare, retries);
 			lfpi_depot_put_spare(&c->pool->depot, spare);
 			++*emptied;
+			/* One per cache emptied, as lfp_stats counts steals;
+			 * k is 0 if the owner emptied it just before. */
+			LFPI_PROBE(steal, c->pool, k);
 			done |= LFPI_CTL_FLUSH; /* emptied: a request is answered */
 		} else {
 			/* Relaxed: the owner acts on it at its next entry; the

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <urcu/urcu-memb.h>
 
+#include "base/probes.h"
 #include "pool/pool.h"
 #include "rcu/rcu.h"
 
@@ -30,6 +31,7 @@ int lfp_free_deferred(struct lfp_pool *pool, void *obj)
 	if (idx == LFPI_NIL) {
 		atomic_fetch_add_explicit(&ctr->rejected_frees, 1,
 					  memory_order_relaxed);
+		LFPI_PROBE(free_refused, pool, err);
 		return err;
 	}
 	/* Counted before the callback can count it reclaimed. */

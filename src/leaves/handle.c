@@ -12,6 +12,7 @@
  * slot free, give it back through the same cache or stack). A leaf on
  * top: calls the pool (pool.h), the caches, the debug tools and the slab.
  */
+#include "base/probes.h"
 #include "pool/pool.h"
 
 static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
@@ -114,6 +115,7 @@ int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
 	err = handle_mark_free(cache->pool, h);
 	if (LFPI_UNLIKELY(err)) {
 		lfpi_cache_count(&cache->ctr.rejected_frees, 1);
+		LFPI_PROBE(free_refused, cache->pool, err);
 		return err;
 	}
 	lfpi_cache_put(cache, lfp_handle_index(h));

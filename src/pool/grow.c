@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "base/probes.h"
 #include "tools/debug.h"
 #include "pool/grow.h"
 #include "rcu/rcu.h"
@@ -50,6 +51,7 @@ static int grow_to(struct lfp_pool *pool, uint32_t want)
 	atomic_store_explicit(&pool->limit, want, memory_order_release);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->grown, 1,
 				  memory_order_relaxed);
+	LFPI_PROBE(grow, pool, cur, want);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/probes.h"
 #include "pool/fork.h"
 #include "pool/grow.h"
 #include "pool/pool.h"
@@ -276,6 +277,7 @@ static void *pool_alloc_shared(struct lfp_pool *pool)
 		pool_count(&c->cas_retries, retries);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->failed_allocs, 1);
+		LFPI_PROBE(exhausted, pool, pool->capacity);
 		return NULL;
 	}
 	pool_count(&c->allocs, 1);
@@ -302,6 +304,7 @@ static int pool_free_shared(struct lfp_pool *pool, void *obj)
 	idx = lfpi_release_slot(pool, obj, &err, LFPI_REL_STRICT);
 	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		pool_count(&c->rejected_frees, 1);
+		LFPI_PROBE(free_refused, pool, err);
 		return err;
 	}
 	pool_push_shared(pool, c, idx);
@@ -316,6 +319,7 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 
 	if (LFPI_UNLIKELY(err)) {
 		pool_count(&lfpi_my_shard(pool)->rejected_frees, 1);
+		LFPI_PROBE(free_refused, pool, err);
 		return err;
 	}
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
@@ -359,6 +363,7 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	lfpi_cache_count(&c->ctr.steals, emptied);
 	if (idx == LFPI_NIL) {
 		lfpi_cache_count(&c->ctr.failed_allocs, 1);
+		LFPI_PROBE(exhausted, pool, pool->capacity);
 		return NULL;
 	}
 	/* One out of the cache's slots counted itself, as a hit or a miss
@@ -387,8 +392,10 @@ static uint32_t pool_release_checked(struct lfp_cache *c, void *obj,
 	else if ((idx = lfpi_slot_of(pool, obj, err)) != LFPI_NIL &&
 		 LFPI_UNLIKELY(*err = lfpi_mark_free(pool, idx, false, 0)))
 		idx = LFPI_NIL;
-	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+	if (LFPI_UNLIKELY(idx == LFPI_NIL)) {
 		lfpi_cache_count(&c->ctr.rejected_frees, 1);
+		LFPI_PROBE(free_refused, pool, *err);
+	}
 	return idx;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/probes.h"
 #include "memory/slab.h"
 #include "pool/trim.h"
 
@@ -235,5 +236,6 @@ size_t lfp_trim(struct lfp_pool *pool)
 	lfpi_unlock(&pool->grow_lock);
 	atomic_fetch_add_explicit(&lfpi_my_shard(pool)->trimmed_bytes, bytes,
 				  memory_order_relaxed);
+	LFPI_PROBE(trim, pool, bytes);
 	return bytes;
 }
