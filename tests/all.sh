@@ -102,6 +102,12 @@ check_install() {
 	cc -std=c11 -Wall -Werror -static -o "$dir/installed-static" \
 		tests/installed.c $(pkg-config --cflags --static --libs lfpool)
 	"$dir/installed-static"
+	# The installed library carries every probe lfpool-probes(7) lists
+	# (or none, in a build configured with --disable-probes).
+	probes=no
+	grep -q '^#define LFPI_PROBES 1' "$dir/config.h" && probes=yes
+	(cd "$dir/tests" && srcdir=$top/tests HAVE_PROBES=$probes \
+		PROBES_LIBS=$prefix/lib/liblfpool.so sh "$top/tests/probes.test")
 	# lfpool.hpp, installed beside lfpool.h, with the same flags.
 	# shellcheck disable=SC2046
 	c++ -std=c++17 -pthread -Wall -Wextra -pedantic -Werror \
@@ -173,7 +179,8 @@ check_installed_docs() {
 		exit 1
 	}
 	for page in "3 lfpool" "3 lfp_alloc" "3 lfp_version" \
-		"3 lfp_handle_is_null" "3 lfpool.hpp" "1 lfpool-stress"; do
+		"3 lfp_handle_is_null" "3 lfpool.hpp" "1 lfpool-stress" \
+		"7 lfpool-probes"; do
 		# shellcheck disable=SC2086
 		man -M "$prefix/share/man" -w $page >/dev/null || {
 			echo "man -M $prefix/share/man $page: no page" >&2
