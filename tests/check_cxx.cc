@@ -2,7 +2,8 @@
 // typed handles, pmr containers over pool_resource and family_resource
 // with a counting upstream, worker caches handing objects across
 // threads, families and family caches, exhaustion and creation
-// failures. Uses only the public API, as a C++ program would.
+// failures, empty objects and the factories that make them later
+// (create). Uses only the public API, as a C++ program would.
 #include <lfpool.hpp>
 
 #include <check.h>
