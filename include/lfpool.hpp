@@ -27,21 +27,52 @@
  *                        lfp_family_stats, under names C++ can use
  *
  * Conventions used below:
- * - Making a pool, a cache or a resource that fails throws
- *   std::system_error whose code() is the errno value of the C call, in
- *   std::generic_category() (capacity 0: EINVAL, no memory: ENOMEM).
- *   Built without exceptions (-fno-exceptions) it prints the error to
- *   stderr and aborts instead. Every file of a program that includes
- *   this header must be built the same way: its inline functions differ
- *   between the two, and the linker keeps one copy of each, so a file
- *   built with exceptions could get the aborting copy, or a callback's
- *   exception could run through the library's C frames.
+ * - Making a pool, a cache or a resource with a constructor that fails
+ *   throws std::system_error whose code() is the errno value of the C
+ *   call, in std::generic_category() (capacity 0: EINVAL, no memory:
+ *   ENOMEM). Built without exceptions (-fno-exceptions) it prints the
+ *   error to stderr and aborts instead. Every file of a program that
+ *   includes this header must be built the same way: its inline
+ *   functions differ between the two, and the linker keeps one copy of
+ *   each, so a file built with exceptions could get the aborting copy,
+ *   or a callback's exception could run through the library's C frames.
+ * - Two-phase initialisation, and programs built with -fno-exceptions
+ *   that must survive a failed setup: pool<T>, cache<T>, family and
+ *   family_cache are also made empty (default-constructed, noexcept)
+ *   and filled later by their static create, which never throws nor
+ *   aborts: it returns 0, or a negative errno value (the one the
+ *   constructor with the same arguments would throw) and leaves its
+ *   out argument empty. create refuses with -EBUSY an out that holds
+ *   one already (reset() it first): replacing it would destroy its live
+ *   objects and take its caches' C caches behind the program's back.
+ *   explicit operator bool says whether an object holds one. Every
+ *   member is defined on an empty object, as its class's comment says;
+ *   a moved-from or reset() object is empty too, and destroying an
+ *   empty one does nothing. pool_resource and family_resource have no
+ *   empty state and no create: their constructors throw (or abort).
  * - Nothing on the allocation path throws: an exhausted pool gives
  *   nullptr. Only T's own constructor can throw out of make, and its slot
  *   is back in the pool when the exception leaves.
  * - Objects are built as std::make_unique builds them: T(args...), so
  *   make() with no arguments value-initialises (zeroes) a plain struct.
  * - No RTTI is needed.
+ *
+ * An engine that constructs its systems first and initialises them
+ * later, built with -fno-exceptions, keeps its pools empty until Init()
+ * and reports a failure as any other:
+ *
+ *   struct Engine {
+ *       lfp::pool<Particle> particles;    // empty: no memory yet
+ *
+ *       int Init(std::uint32_t n) noexcept
+ *       {
+ *           lfp_config cfg{};
+ *
+ *           cfg.capacity = n;             // obj_size, align from T
+ *           return lfp::pool<Particle>::create(cfg, particles);
+ *       }
+ *       void Shutdown() noexcept { particles.reset(); }
+ *   };
  */
 #ifndef LFPOOL_HPP
 #define LFPOOL_HPP
@@ -475,8 +506,17 @@ using cache_unique_ptr = std::unique_ptr<T, cache_deleter<T>>;
 
 /*
  * A pool of T: owns an lfp_pool whose objects are T, sized and aligned
- * for T. Move-only; a moved-from pool owns nothing, makes nothing
- * (nullptr) and refuses every object.
+ * for T. Move-only.
+ *
+ * Empty (default-constructed, moved from, reset, or left so by a create
+ * that failed), it owns nothing, and every member does what the C call
+ * does with a NULL pool: make gives nullptr and make_unique an empty
+ * pointer; destroy(T *) runs no destructor and releases nothing (counted
+ * nowhere), destroy(handle) returns false; handle_of gives the null
+ * handle and resolve nullptr; stats gives zeroes, extent 0, for_each and
+ * for_each_range -EINVAL without calling fn; native is nullptr; a
+ * cache<T> of it cannot be made (EINVAL). Destroying it, assigning to it
+ * or reset() does nothing more.
  *
  * When the pool goes, the objects still live are destroyed (their
  * destructors run, in slot order) and its memory is returned, with its
@@ -496,6 +536,12 @@ template <class T> class pool
 
 public:
 	using value_type = T;
+
+	/*
+	 * An empty pool, to be filled by create (or assigned to).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	constexpr pool() noexcept = default;
 
 	/*
 	 * A pool of capacity objects with every other setting at its default
@@ -519,24 +565,36 @@ public:
 	 */
 	explicit pool(const lfp_config &cfg)
 	{
-		lfp_config c = cfg;
-		int err;
+		const char *what = nullptr;
+		int err = open(cfg, &what);
 
-		if (!c.obj_size)
-			c.obj_size = sizeof(T);
-		if (!c.align)
-			c.align = alignof(T);
-		if (c.obj_size < sizeof(T) || c.align % alignof(T))
-			detail::fail(EINVAL, "lfp::pool: lfp_config cannot "
-					     "hold a T");
-		err = lfp_create(&c, &pool_);
 		if (err)
-			detail::fail(-err, "lfp::pool: lfp_create");
-		state_ = new (std::nothrow) detail::pool_state(pool_);
-		if (!state_) {
-			lfp_destroy(pool_);
-			detail::fail(ENOMEM, "lfp::pool: its state");
-		}
+			detail::fail(-err, what);
+	}
+
+	/*
+	 * Make a pool as pool(capacity) or pool(cfg) would, into out,
+	 * without exceptions: for two-phase initialisation, and for programs
+	 * built with -fno-exceptions, where the constructors abort.
+	 * Returns 0, out then holding the pool; -EBUSY if out holds a pool
+	 * already (it is left as it was: reset() it first); or the negative
+	 * errno value the constructor would throw (-EINVAL for capacity 0 or
+	 * a cfg that cannot hold a T, -EOVERFLOW, -ENOMEM, and the other
+	 * errors of lfp_create), out then left empty.
+	 * Thread safety: any thread; out is the caller's alone during the
+	 * call. Progress: blocking (maps memory).
+	 */
+	static int create(std::uint32_t capacity, pool &out) noexcept
+	{
+		return create(sized(capacity), out);
+	}
+	static int create(const lfp_config &cfg, pool &out) noexcept
+	{
+		const char *what = nullptr;
+
+		if (out)
+			return -EBUSY;
+		return out.open(cfg, &what);
 	}
 
 	pool(pool &&other) noexcept
@@ -561,7 +619,7 @@ public:
 	/*
 	 * Destroy the live objects and the pool (lfp_destroy), and with it
 	 * the caches still made of it, whose own destructors then do
-	 * nothing.
+	 * nothing. Nothing for an empty pool.
 	 * Thread safety: no other thread may use the pool or its caches
 	 * during or after it; a cache destroyed later must be destroyed
 	 * after it, not concurrently (say, on a thread joined since).
@@ -570,6 +628,25 @@ public:
 	~pool()
 	{
 		close();
+	}
+
+	/*
+	 * As the destructor, leaving the pool empty, to be made again by
+	 * create: an engine's Shutdown(). Nothing for an empty pool.
+	 * Thread safety and progress: as the destructor.
+	 */
+	void reset() noexcept
+	{
+		close();
+	}
+
+	/*
+	 * Whether the pool holds a pool (is not empty).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	explicit operator bool() const noexcept
+	{
+		return pool_ != nullptr;
 	}
 
 	/*
@@ -615,8 +692,8 @@ public:
 	 * the slot holds a new object, which is left alone.
 	 * Returns true if the object was destroyed; false, leaving every
 	 * object as it was, if h is null, stale, of another pool (counted
-	 * in rejected_frees, as lfp_free_handle counts it), or the pool was
-	 * moved from.
+	 * in rejected_frees, as lfp_free_handle counts it), or the pool is
+	 * empty.
 	 * What the check covers: stale handles, not concurrent destroyers.
 	 * ~T must run before the slot is released, never after (the slot
 	 * may then hold another thread's new object), so for a T with a
@@ -681,7 +758,7 @@ public:
 
 	/*
 	 * A snapshot of the pool's counters (lfp_stats); zeroes for a
-	 * moved-from pool.
+	 * empty pool.
 	 * Thread safety: any thread. Progress: wait-free, O(caches).
 	 */
 	lfp::stats stats() const noexcept
@@ -705,7 +782,7 @@ public:
 	 * Built with -fno-exceptions, fn must not throw (it would end the
 	 * program).
 	 * Returns 0 when every live object was visited, the value that
-	 * stopped the walk, or -EINVAL if the pool was moved from.
+	 * stopped the walk, or -EINVAL if the pool is empty.
 	 * Thread safety: any thread, concurrently with any call but the
 	 * pool's destruction; several walks may run at once.
 	 * Progress: wait-free for the walk (O(extent())), plus fn.
@@ -737,7 +814,7 @@ public:
 
 	/*
 	 * How far into the pool slots have been used (lfp_extent): every
-	 * live object's index is below it. 0 for a moved-from pool.
+	 * live object's index is below it. 0 for a empty pool.
 	 * Thread safety: any thread. Progress: wait-free.
 	 */
 	std::uint32_t extent() const noexcept
@@ -761,6 +838,41 @@ private:
 
 		c.capacity = capacity;
 		return c;
+	}
+
+	/*
+	 * Make the pool of an empty object from cfg, obj_size and align
+	 * taken from T where left 0. Returns 0, or a negative errno value
+	 * with *what naming the step that failed and the object still
+	 * empty: the constructor throws it, create returns it.
+	 */
+	int open(const lfp_config &cfg, const char **what) noexcept
+	{
+		lfp_config c = cfg;
+		lfp_pool *p = nullptr;
+		int err;
+
+		if (!c.obj_size)
+			c.obj_size = sizeof(T);
+		if (!c.align)
+			c.align = alignof(T);
+		if (c.obj_size < sizeof(T) || c.align % alignof(T)) {
+			*what = "lfp::pool: lfp_config cannot hold a T";
+			return -EINVAL;
+		}
+		err = lfp_create(&c, &p);
+		if (err) {
+			*what = "lfp::pool: lfp_create";
+			return err;
+		}
+		state_ = new (std::nothrow) detail::pool_state(p);
+		if (!state_) {
+			lfp_destroy(p);
+			*what = "lfp::pool: its state";
+			return -ENOMEM;
+		}
+		pool_ = p;
+		return 0;
 	}
 
 	/* noexcept: a destructor that throws ends the program here, never
@@ -800,26 +912,57 @@ private:
  * synchronises. Objects it makes may be destroyed anywhere (by the pool or
  * another cache), and it may destroy any object of the pool. Move-only.
  * It may outlive its pool<T>, whose destruction takes the C cache with
- * it (lfp_destroy): after that the cache may only be destroyed (which
- * does nothing more), moved or assigned to. A moved-from cache makes
- * nothing (nullptr) and may be destroyed or assigned to.
+ * it (lfp_destroy): after that the cache is orphaned, false as a bool,
+ * and may only be destroyed (which does nothing more), reset, moved or
+ * assigned to, or made again by create.
+ *
+ * Empty (default-constructed, moved from, reset, or left so by a create
+ * that failed), it holds nothing, and every member does what the C call
+ * does with a NULL cache: make gives nullptr and make_unique an empty
+ * pointer; destroy(T *) runs no destructor and releases nothing (counted
+ * nowhere), destroy(handle) returns false; resolve gives nullptr, stats
+ * zeroes; flush does nothing; native is nullptr. Destroying it,
+ * assigning to it or reset() does nothing more.
  */
 template <class T> class cache
 {
 public:
 	/*
+	 * An empty cache, to be filled by create (or assigned to).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	constexpr cache() noexcept = default;
+
+	/*
 	 * A cache for pool p.
-	 * Throws std::system_error: EINVAL (p was moved from), ENOMEM.
+	 * Throws std::system_error: EINVAL (p is empty), ENOMEM.
 	 * Thread safety: any thread. Progress: as lfp_cache_create.
 	 */
 	explicit cache(pool<T> &p)
-		: cache_(lfp_cache_create(p.native())), pool_(p.native())
 	{
-		if (!cache_)
-			detail::fail(pool_ ? ENOMEM : EINVAL,
-				     "lfp::cache: lfp_cache_create");
-		state_ = p.state_;
-		state_->hold();
+		int err = open(p);
+
+		if (err)
+			detail::fail(-err, "lfp::cache: lfp_cache_create");
+	}
+
+	/*
+	 * Make a cache of p as cache(p) would, into out, without
+	 * exceptions (see pool<T>::create).
+	 * Returns 0, out then holding the cache; -EBUSY if out holds a
+	 * cache already (it is left as it was; an orphaned one does not
+	 * count, and is let go); or -EINVAL (p is empty) or -ENOMEM, out
+	 * then left empty.
+	 * Thread safety: any thread; out is the caller's alone during the
+	 * call, and p's pool is not being destroyed. Progress: as
+	 * lfp_cache_create.
+	 */
+	static int create(pool<T> &p, cache &out) noexcept
+	{
+		if (out)
+			return -EBUSY;
+		out.close();
+		return out.open(p);
 	}
 
 	cache(cache &&other) noexcept
@@ -846,13 +989,34 @@ public:
 	/*
 	 * Give the cached slots back and give the cache up
 	 * (lfp_cache_destroy), unless the pool<T> is gone already and took
-	 * the cache with it: then nothing.
+	 * the cache with it, or the cache is empty: then nothing.
 	 * Thread safety: the cache's thread; after the pool's destruction
 	 * or before it, not during it. Progress: as lfp_cache_destroy.
 	 */
 	~cache()
 	{
 		close();
+	}
+
+	/*
+	 * As the destructor, leaving the cache empty, to be made again by
+	 * create.
+	 * Thread safety and progress: as the destructor.
+	 */
+	void reset() noexcept
+	{
+		close();
+	}
+
+	/*
+	 * Whether the cache holds a C cache: false if it is empty, and
+	 * false once its pool<T> is destroyed (orphaned).
+	 * Thread safety: any thread, not during the destruction of the
+	 * cache's pool. Progress: wait-free.
+	 */
+	explicit operator bool() const noexcept
+	{
+		return state_ && state_->native;
 	}
 
 	/*
@@ -911,7 +1075,7 @@ public:
 	 * refused, but the caller must own the object unless T is trivially
 	 * destructible.
 	 * Returns true if the object was destroyed, false if h is null,
-	 * stale or of another pool, or the cache was moved from.
+	 * stale or of another pool, or the cache is empty.
 	 * Thread safety: the cache's thread, owning the object.
 	 * Progress: lock-free, plus ~T.
 	 */
@@ -939,7 +1103,7 @@ public:
 	/*
 	 * This worker's share of the pool's counters (lfp_cache_stats):
 	 * what went through this cache since it was made, and the pool-wide
-	 * gauges. Zeroes for a moved-from cache.
+	 * gauges. Zeroes for a empty cache.
 	 * Thread safety: any thread, while the cache and its pool live.
 	 * Progress: wait-free, O(caches of the pool).
 	 */
@@ -971,6 +1135,23 @@ public:
 	}
 
 private:
+	/*
+	 * Make the C cache of an empty object for p. Returns 0, or -EINVAL
+	 * (p is empty) or -ENOMEM with the object still empty.
+	 */
+	int open(pool<T> &p) noexcept
+	{
+		if (!p)
+			return -EINVAL;
+		cache_ = lfp_cache_create(p.native());
+		if (!cache_)
+			return -ENOMEM;
+		pool_ = p.native();
+		state_ = p.state_;
+		state_->hold();
+		return 0;
+	}
+
 	void close() noexcept
 	{
 		if (!state_)
@@ -1068,8 +1249,7 @@ using family_cache_unique_ptr = std::unique_ptr<T, family_cache_deleter<T>>;
  * allocation by size from the smallest class that fits, release by
  * address. Untyped at its core (alloc and free, as the C calls), with
  * make<T> and destroy<T> that build and destroy a T in the class that
- * holds sizeof(T), so objects of many types share one family. Move-only;
- * a moved-from family makes nothing (nullptr) and refuses every object.
+ * holds sizeof(T), so objects of many types share one family. Move-only.
  *
  * When it goes, its memory goes with it (lfp_family_destroy), with the
  * family caches still made of it, whose destructors then do nothing.
@@ -1077,10 +1257,25 @@ using family_cache_unique_ptr = std::unique_ptr<T, family_cache_deleter<T>>;
  * so it runs no destructor: destroy what needs destroying first.
  * lfp::family_unique_ptr and lfp::family_cache_unique_ptr of it must be
  * gone by then.
+ *
+ * Empty (default-constructed, moved from, reset, or left so by a create
+ * that failed), it owns nothing, and every member does what the C call
+ * does with a NULL family: alloc and make give nullptr and make_unique
+ * an empty pointer; free returns -EINVAL; destroy runs no destructor and
+ * releases nothing (counted nowhere); stats gives zeroes, classes,
+ * class_size and alignment 0, class_pool and native nullptr, class_for
+ * and class_of -EINVAL; a family_cache of it cannot be made (EINVAL).
+ * Destroying it, assigning to it or reset() does nothing more.
  */
 class family
 {
 public:
+	/*
+	 * An empty family, to be filled by create (or assigned to).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	constexpr family() noexcept = default;
+
 	/*
 	 * A family of sizes.size() classes, class i holding capacities[i]
 	 * objects of sizes[i] bytes (sizes strictly increasing), every other
@@ -1094,17 +1289,11 @@ public:
 	family(std::initializer_list<std::size_t> sizes,
 	       std::initializer_list<std::uint32_t> capacities)
 	{
-		lfp_family_config c{};
+		const char *what = nullptr;
+		int err = open(sizes, capacities, &what);
 
-		if (sizes.size() != capacities.size())
-			detail::fail(EINVAL, "lfp::family: as many capacities "
-					     "as sizes");
-		if (sizes.size() > LFP_FAMILY_MAX_CLASSES)
-			detail::fail(E2BIG, "lfp::family: too many classes");
-		c.sizes = sizes.begin();
-		c.capacities = capacities.begin();
-		c.classes = static_cast<std::uint32_t>(sizes.size());
-		open(c);
+		if (err)
+			detail::fail(-err, what);
 	}
 
 	/*
@@ -1115,7 +1304,41 @@ public:
 	 */
 	explicit family(const lfp_family_config &cfg)
 	{
-		open(cfg);
+		const char *what = nullptr;
+		int err = open(cfg, &what);
+
+		if (err)
+			detail::fail(-err, what);
+	}
+
+	/*
+	 * Make a family as family(sizes, capacities) or family(cfg) would,
+	 * into out, without exceptions (see pool<T>::create).
+	 * Returns 0, out then holding the family; -EBUSY if out holds a
+	 * family already (it is left as it was: reset() it first); or the
+	 * negative errno value the constructor would throw (-EINVAL, -E2BIG,
+	 * -ENOMEM, and the other errors of lfp_family_create), out then left
+	 * empty.
+	 * Thread safety: any thread; out is the caller's alone during the
+	 * call. Progress: blocking (maps memory).
+	 */
+	static int create(std::initializer_list<std::size_t> sizes,
+			  std::initializer_list<std::uint32_t> capacities,
+			  family &out) noexcept
+	{
+		const char *what = nullptr;
+
+		if (out)
+			return -EBUSY;
+		return out.open(sizes, capacities, &what);
+	}
+	static int create(const lfp_family_config &cfg, family &out) noexcept
+	{
+		const char *what = nullptr;
+
+		if (out)
+			return -EBUSY;
+		return out.open(cfg, &what);
 	}
 
 	family(family &&other) noexcept
@@ -1142,7 +1365,8 @@ public:
 	/*
 	 * Destroy the family (lfp_family_destroy) and with it its pools and
 	 * the family caches still made of it. Objects still live are not
-	 * destroyed, only their memory returned.
+	 * destroyed, only their memory returned. Nothing for an empty
+	 * family.
 	 * Thread safety: no other thread may use the family or its caches
 	 * during or after it. Progress: blocking.
 	 */
@@ -1152,12 +1376,31 @@ public:
 	}
 
 	/*
+	 * As the destructor, leaving the family empty, to be made again by
+	 * create. Nothing for an empty family.
+	 * Thread safety and progress: as the destructor.
+	 */
+	void reset() noexcept
+	{
+		close();
+	}
+
+	/*
+	 * Whether the family holds a family (is not empty).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	explicit operator bool() const noexcept
+	{
+		return fam_ != nullptr;
+	}
+
+	/*
 	 * Raw memory of at least size bytes, aligned to alignment()
 	 * (lfp_family_alloc, through the thread's implicit cache of the
 	 * class).
 	 * Returns it, or nullptr if every class it may come from is
 	 * exhausted, size is 0 or larger than the largest class, or the
-	 * family was moved from.
+	 * family is empty.
 	 * Thread safety: any thread. Progress: as lfp_family_alloc.
 	 */
 	void *alloc(std::size_t size) noexcept
@@ -1168,7 +1411,7 @@ public:
 	/*
 	 * Release memory from alloc (lfp_family_free): 0, or -EINVAL,
 	 * -EFAULT, -EALREADY as lfp_family_free returns them (-EINVAL also
-	 * for a moved-from family).
+	 * for a empty family).
 	 * Thread safety: any thread. Progress: lock-free.
 	 */
 	int free(void *obj) noexcept
@@ -1181,7 +1424,7 @@ public:
 	 * larger one, as cfg.spill allows) and build T(args...) there.
 	 * Returns the object, or nullptr if the classes it may come from
 	 * are exhausted, T is larger than the largest class or more aligned
-	 * than alignment(), or the family was moved from. If the constructor
+	 * than alignment(), or the family is empty. If the constructor
 	 * throws, the memory is released and the exception propagates.
 	 * Thread safety: any thread. Progress: as lfp_family_alloc, plus
 	 * T's constructor.
@@ -1211,7 +1454,7 @@ public:
 	 * live object of the family (foreign, not the start of an object,
 	 * destroyed already) is left alone, its destructor not run, and
 	 * refused by the release (counted as lfp_family_free counts it; by
-	 * nothing for a moved-from family); as with pool<T>::destroy, two
+	 * nothing for a empty family); as with pool<T>::destroy, two
 	 * destroys of one object that race may both run its destructor.
 	 * Thread safety: any thread. Progress: as lfp_family_free, plus ~T.
 	 */
@@ -1240,7 +1483,7 @@ public:
 
 	/*
 	 * A snapshot of the family's counters (lfp_family_stats); zeroes
-	 * for a moved-from family.
+	 * for a empty family.
 	 * Thread safety: any thread. Progress: wait-free, O(classes and
 	 * their caches).
 	 */
@@ -1258,7 +1501,7 @@ public:
 	 * per-class calls: handles, walks, trim), the class a size goes to
 	 * (lfp_family_class: the index, or -EINVAL, -ERANGE) and the class
 	 * an object is in (lfp_family_class_of: the index, or -EINVAL,
-	 * -EFAULT); 0, nullptr or -EINVAL for a moved-from family.
+	 * -EFAULT); 0, nullptr or -EINVAL for a empty family.
 	 * Thread safety: any thread. Progress: wait-free.
 	 */
 	std::uint32_t classes() const noexcept
@@ -1283,7 +1526,7 @@ public:
 	}
 
 	/* The alignment of every object (cfg.align, or
-	 * alignof(std::max_align_t)); 0 for a moved-from family. */
+	 * alignof(std::max_align_t)); 0 for a empty family. */
 	std::size_t alignment() const noexcept
 	{
 		return align_;
@@ -1299,19 +1542,49 @@ public:
 	}
 
 private:
-	void open(const lfp_family_config &cfg)
+	/*
+	 * Make the family of an empty object. Returns 0, or a negative
+	 * errno value with *what naming the step that failed and the object
+	 * still empty: the constructors throw it, create returns it.
+	 */
+	int open(std::initializer_list<std::size_t> sizes,
+		 std::initializer_list<std::uint32_t> capacities,
+		 const char **what) noexcept
 	{
-		int err = lfp_family_create(&cfg, &fam_);
+		lfp_family_config c{};
 
-		if (err)
-			detail::fail(-err, "lfp::family: lfp_family_create");
-		state_ = new (std::nothrow) detail::family_state(fam_);
-		if (!state_) {
-			lfp_family_destroy(fam_);
-			fam_ = nullptr;
-			detail::fail(ENOMEM, "lfp::family: its state");
+		if (sizes.size() != capacities.size()) {
+			*what = "lfp::family: as many capacities as sizes";
+			return -EINVAL;
 		}
+		if (sizes.size() > LFP_FAMILY_MAX_CLASSES) {
+			*what = "lfp::family: too many classes";
+			return -E2BIG;
+		}
+		c.sizes = sizes.begin();
+		c.capacities = capacities.begin();
+		c.classes = static_cast<std::uint32_t>(sizes.size());
+		return open(c, what);
+	}
+
+	int open(const lfp_family_config &cfg, const char **what) noexcept
+	{
+		lfp_family *f = nullptr;
+		int err = lfp_family_create(&cfg, &f);
+
+		if (err) {
+			*what = "lfp::family: lfp_family_create";
+			return err;
+		}
+		state_ = new (std::nothrow) detail::family_state(f);
+		if (!state_) {
+			lfp_family_destroy(f);
+			*what = "lfp::family: its state";
+			return -ENOMEM;
+		}
+		fam_ = f;
 		align_ = cfg.align ? cfg.align : alignof(std::max_align_t);
+		return 0;
 	}
 
 	void close() noexcept
@@ -1342,28 +1615,58 @@ private:
  * caches. One thread uses it at a time; objects it makes may be
  * destroyed anywhere, and it may destroy any object of the family.
  * Move-only. It may outlive its family, whose destruction takes the C
- * family cache with it: after that it may only be destroyed (which does
- * nothing more), moved or assigned to. A moved-from family cache makes
- * nothing (nullptr).
+ * family cache with it: after that it is orphaned, false as a bool, and
+ * may only be destroyed (which does nothing more), reset, moved or
+ * assigned to, or made again by create.
+ *
+ * Empty (default-constructed, moved from, reset, or left so by a create
+ * that failed), it holds nothing, and every member does what the C call
+ * does with a NULL family cache: alloc and make give nullptr and
+ * make_unique an empty pointer; free returns -EINVAL; destroy runs no
+ * destructor and releases nothing (counted nowhere); flush does
+ * nothing; class_cache and native are nullptr. Destroying it, assigning
+ * to it or reset() does nothing more.
  */
 class family_cache
 {
 public:
 	/*
+	 * An empty family cache, to be filled by create (or assigned to).
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	constexpr family_cache() noexcept = default;
+
+	/*
 	 * A family cache of f.
-	 * Throws std::system_error: EINVAL (f was moved from), ENOMEM.
+	 * Throws std::system_error: EINVAL (f is empty), ENOMEM.
 	 * Thread safety: any thread. Progress: as lfp_family_cache_create.
 	 */
 	explicit family_cache(family &f)
-		: fc_(f.fam_ ? lfp_family_cache_create(f.fam_) : nullptr),
-		  fam_(f.fam_), align_(f.align_)
 	{
-		if (!fc_)
-			detail::fail(fam_ ? ENOMEM : EINVAL,
-				     "lfp::family_cache: "
-				     "lfp_family_cache_create");
-		state_ = f.state_;
-		state_->hold();
+		int err = open(f);
+
+		if (err)
+			detail::fail(-err, "lfp::family_cache: "
+					   "lfp_family_cache_create");
+	}
+
+	/*
+	 * Make a family cache of f as family_cache(f) would, into out,
+	 * without exceptions (see pool<T>::create).
+	 * Returns 0, out then holding the family cache; -EBUSY if out holds
+	 * one already (it is left as it was; an orphaned one does not
+	 * count, and is let go); or -EINVAL (f is empty) or -ENOMEM, out
+	 * then left empty.
+	 * Thread safety: any thread; out is the caller's alone during the
+	 * call, and f is not being destroyed. Progress: as
+	 * lfp_family_cache_create.
+	 */
+	static int create(family &f, family_cache &out) noexcept
+	{
+		if (out)
+			return -EBUSY;
+		out.close();
+		return out.open(f);
 	}
 
 	family_cache(family_cache &&other) noexcept
@@ -1392,13 +1695,34 @@ public:
 	/*
 	 * Give the cached slots back and give the family cache up
 	 * (lfp_family_cache_destroy), unless the family is gone already and
-	 * took it along: then nothing.
+	 * took it along, or the cache is empty: then nothing.
 	 * Thread safety: the cache's thread; after the family's destruction
 	 * or before it, not during it. Progress: as lfp_family_cache_destroy.
 	 */
 	~family_cache()
 	{
 		close();
+	}
+
+	/*
+	 * As the destructor, leaving the family cache empty, to be made
+	 * again by create.
+	 * Thread safety and progress: as the destructor.
+	 */
+	void reset() noexcept
+	{
+		close();
+	}
+
+	/*
+	 * Whether the family cache holds a C family cache: false if it is
+	 * empty, and false once its family is destroyed (orphaned).
+	 * Thread safety: any thread, not during the destruction of the
+	 * family. Progress: wait-free.
+	 */
+	explicit operator bool() const noexcept
+	{
+		return state_ && state_->native;
 	}
 
 	/*
@@ -1480,7 +1804,7 @@ public:
 	/*
 	 * Class i's explicit cache inside this one
 	 * (lfp_family_cache_class), for lfp_cache_stats and the bulk calls;
-	 * nullptr if i is out of range or the cache was moved from. It
+	 * nullptr if i is out of range or the cache is empty. It
 	 * belongs to the family cache: never destroy it by itself.
 	 * Thread safety: any thread. Progress: wait-free.
 	 */
@@ -1496,6 +1820,24 @@ public:
 	}
 
 private:
+	/*
+	 * Make the C family cache of an empty object for f. Returns 0, or
+	 * -EINVAL (f is empty) or -ENOMEM with the object still empty.
+	 */
+	int open(family &f) noexcept
+	{
+		if (!f)
+			return -EINVAL;
+		fc_ = lfp_family_cache_create(f.fam_);
+		if (!fc_)
+			return -ENOMEM;
+		fam_ = f.fam_;
+		align_ = f.align_;
+		state_ = f.state_;
+		state_->hold();
+		return 0;
+	}
+
 	void close() noexcept
 	{
 		if (!state_)

@@ -2,11 +2,13 @@
 // typed handles, pmr containers over pool_resource and family_resource
 // with a counting upstream, worker caches handing objects across
 // threads, families and family caches, exhaustion and creation
-// failures. Uses only the public API, as a C++ program would.
+// failures, empty objects and the factories that make them later
+// (create). Uses only the public API, as a C++ program would.
 #include <lfpool.hpp>
 
 #include <check.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -1535,6 +1537,535 @@ START_TEST(family_creation_failures_throw)
 }
 END_TEST
 
+// Empty objects: made without a pool, by default; every member does
+// what lfpool.hpp says it does on an empty object, and touches nothing
+// it is given (objects of a real pool or family stay live, their
+// destructors not run).
+static_assert(std::is_nothrow_default_constructible_v<lfp::pool<tracked>> &&
+		      std::is_nothrow_default_constructible_v<lfp::cache<tracked>> &&
+		      std::is_nothrow_default_constructible_v<lfp::family> &&
+		      std::is_nothrow_default_constructible_v<lfp::family_cache>,
+	      "empty objects are made without exceptions");
+static_assert(!std::is_convertible_v<lfp::pool<int>, bool> &&
+		      std::is_constructible_v<bool, const lfp::pool<int> &> &&
+		      !std::is_convertible_v<lfp::cache<int>, bool> &&
+		      !std::is_convertible_v<lfp::family, bool> &&
+		      !std::is_convertible_v<lfp::family_cache, bool>,
+	      "operator bool is explicit");
+static_assert(noexcept(lfp::pool<int>::create(1u, std::declval<lfp::pool<int> &>())) &&
+		      noexcept(lfp::pool<int>::create(std::declval<const lfp_config &>(),
+						      std::declval<lfp::pool<int> &>())) &&
+		      noexcept(lfp::cache<int>::create(std::declval<lfp::pool<int> &>(),
+						       std::declval<lfp::cache<int> &>())) &&
+		      noexcept(lfp::family::create({ 8 }, { 1 },
+						   std::declval<lfp::family &>())) &&
+		      noexcept(lfp::family::create(std::declval<const lfp_family_config &>(),
+						   std::declval<lfp::family &>())) &&
+		      noexcept(lfp::family_cache::create(std::declval<lfp::family &>(),
+							 std::declval<lfp::family_cache &>())),
+	      "the factories do not throw");
+
+namespace
+{
+
+bool all_zero(const lfp::stats &st)
+{
+	lfp::stats zero{};
+
+	return std::memcmp(&st, &zero, sizeof(st)) == 0;
+}
+
+bool all_zero(const lfp::family_stats &st)
+{
+	lfp::family_stats zero{};
+
+	return std::memcmp(&st, &zero, sizeof(st)) == 0;
+}
+
+} // namespace
+
+START_TEST(empty_pool_and_cache)
+{
+	tracked::reset();
+	lfp::pool<tracked> real(4);
+	tracked *theirs = real.make(5);
+	lfp::handle<tracked> h = real.handle_of(theirs);
+	lfp::stats before = real.stats();
+	tracked local(6);
+	int calls = 0;
+
+	ck_assert_ptr_nonnull(theirs);
+	ck_assert_int_eq(tracked::made, 2);
+	{
+		lfp::pool<tracked> pool;
+
+		ck_assert(!pool);
+		ck_assert_ptr_null(pool.native());
+		ck_assert_ptr_null(pool.make(1));
+		ck_assert(!pool.make_unique(2));
+		ck_assert_int_eq(tracked::made, 2); // no constructor ran
+		pool.destroy(nullptr);
+		pool.destroy(theirs);
+		pool.destroy(&local);
+		ck_assert(!pool.destroy(h));
+		ck_assert(!pool.destroy(lfp::handle<tracked>()));
+		ck_assert(!pool.handle_of(theirs));
+		ck_assert_ptr_null(pool.resolve(h));
+		ck_assert(all_zero(pool.stats()));
+		ck_assert_uint_eq(pool.extent(), 0);
+		ck_assert_int_eq(pool.for_each([&](tracked &) { calls++; }),
+				 -EINVAL);
+		ck_assert_int_eq(pool.for_each_range(0, UINT32_MAX,
+						     [&](tracked &) { calls++; }),
+				 -EINVAL);
+		ck_assert_int_eq(calls, 0);
+
+		lfp::cache<tracked> cache;
+
+		ck_assert(!cache);
+		ck_assert_ptr_null(cache.native());
+		ck_assert_ptr_null(cache.make(3));
+		ck_assert(!cache.make_unique(4));
+		ck_assert_int_eq(tracked::made, 2);
+		cache.destroy(nullptr);
+		cache.destroy(theirs);
+		cache.destroy(&local);
+		ck_assert(!cache.destroy(h));
+		ck_assert_ptr_null(cache.resolve(h));
+		ck_assert(all_zero(cache.stats()));
+		cache.flush();
+
+		// No cache of an empty pool, by either way of making one.
+		ck_assert_int_eq(error_of([&] { lfp::cache<tracked> c(pool); }),
+				 EINVAL);
+		ck_assert_int_eq(lfp::cache<tracked>::create(pool, cache),
+				 -EINVAL);
+		ck_assert(!cache);
+
+		// Empty, moved, reset, assigned: still empty, nothing to do.
+		lfp::pool<tracked> moved(std::move(pool));
+		lfp::cache<tracked> cmoved(std::move(cache));
+
+		ck_assert(!moved && !pool && !cmoved && !cache);
+		pool = std::move(moved);
+		cache = std::move(cmoved);
+		pool.reset();
+		cache.reset();
+		ck_assert(!pool && !cache);
+	}
+	// The real pool's object is as it was: live, not destroyed, and no
+	// release of it was counted anywhere.
+	ck_assert_int_eq(tracked::gone, 0);
+	ck_assert_ptr_eq(real.resolve(h), theirs);
+	ck_assert_int_eq(theirs->value, 5);
+	ck_assert_uint_eq(theirs->word, tracked::canary);
+	ck_assert_uint_eq(real.stats().live, before.live);
+	ck_assert_uint_eq(real.stats().rejected_frees, before.rejected_frees);
+	ck_assert_uint_eq(real.stats().frees, before.frees);
+	real.destroy(theirs);
+	ck_assert_int_eq(tracked::gone, 1);
+}
+END_TEST
+
+START_TEST(empty_family_and_cache)
+{
+	tracked::reset();
+	lfp::family real({ 64, 128 }, { 8, 8 });
+	tracked *theirs = real.make<tracked>(5);
+	lfp::family_stats before = real.stats();
+	tracked local(6);
+	long word = 0;
+
+	ck_assert_ptr_nonnull(theirs);
+	{
+		lfp::family fam;
+
+		ck_assert(!fam);
+		ck_assert_ptr_null(fam.native());
+		ck_assert_ptr_null(fam.alloc(16));
+		ck_assert_int_eq(fam.free(&word), -EINVAL);
+		ck_assert_int_eq(fam.free(theirs), -EINVAL);
+		ck_assert_int_eq(fam.free(nullptr), -EINVAL);
+		ck_assert_ptr_null(fam.make<tracked>(1));
+		ck_assert_ptr_null(fam.make<char>('x'));
+		ck_assert(!fam.make_unique<tracked>(2));
+		ck_assert_int_eq(tracked::made, 2);
+		fam.destroy(theirs);
+		fam.destroy(&local);
+		fam.destroy<tracked>(nullptr);
+		ck_assert(all_zero(fam.stats()));
+		ck_assert_uint_eq(fam.classes(), 0);
+		ck_assert_uint_eq(fam.class_size(0), 0);
+		ck_assert_ptr_null(fam.class_pool(0));
+		ck_assert_int_eq(fam.class_for(8), -EINVAL);
+		ck_assert_int_eq(fam.class_of(theirs), -EINVAL);
+		ck_assert_uint_eq(fam.alignment(), 0);
+
+		lfp::family_cache fc;
+
+		ck_assert(!fc);
+		ck_assert_ptr_null(fc.native());
+		ck_assert_ptr_null(fc.alloc(16));
+		ck_assert_int_eq(fc.free(&word), -EINVAL);
+		ck_assert_int_eq(fc.free(theirs), -EINVAL);
+		ck_assert_ptr_null(fc.make<tracked>(3));
+		ck_assert(!fc.make_unique<tracked>(4));
+		ck_assert_int_eq(tracked::made, 2);
+		fc.destroy(theirs);
+		fc.destroy(&local);
+		fc.flush();
+		ck_assert_ptr_null(fc.class_cache(0));
+
+		ck_assert_int_eq(error_of([&] { lfp::family_cache c(fam); }),
+				 EINVAL);
+		ck_assert_int_eq(lfp::family_cache::create(fam, fc), -EINVAL);
+		ck_assert(!fc);
+
+		lfp::family moved(std::move(fam));
+		lfp::family_cache cmoved(std::move(fc));
+
+		ck_assert(!moved && !fam && !cmoved && !fc);
+		fam = std::move(moved);
+		fc = std::move(cmoved);
+		fam.reset();
+		fc.reset();
+		ck_assert(!fam && !fc);
+	}
+	ck_assert_int_eq(tracked::gone, 0);
+	ck_assert_int_eq(theirs->value, 5);
+	ck_assert_uint_eq(theirs->word, tracked::canary);
+	ck_assert_uint_eq(real.stats().total.live, before.total.live);
+	ck_assert_uint_eq(real.stats().total.rejected_frees,
+			  before.total.rejected_frees);
+	ck_assert_uint_eq(real.stats().total.frees, before.total.frees);
+	real.destroy(theirs);
+	ck_assert_int_eq(tracked::gone, 1);
+}
+END_TEST
+
+// create returns the errno value the constructor of the same arguments
+// throws, and leaves out empty; with the arguments a constructor takes,
+// it makes the same pool.
+START_TEST(pool_create_mirrors_the_constructors)
+{
+	struct alignas(32) wide {
+		char bytes[40];
+	};
+	std::vector<lfp_config> bad;
+	lfp_config c{};
+
+	c.capacity = 0; // capacity 0
+	bad.push_back(c);
+	c.capacity = UINT32_MAX; // beyond LFP_MAX_CAPACITY
+	bad.push_back(c);
+	c.capacity = 4;
+	c.obj_size = sizeof(wide) - 1; // cannot hold a wide
+	bad.push_back(c);
+	c.obj_size = 0;
+	c.align = 16; // less than alignof(wide)
+	bad.push_back(c);
+	c.align = 96; // a multiple of 32, not a power of two
+	bad.push_back(c);
+	c.align = 0;
+	c.flags = 1u << 31; // an unknown flag
+	bad.push_back(c);
+	c.flags = 0;
+	c.exhaust = LFP_EXHAUST_RECLAIM; // without reclaim
+	bad.push_back(c);
+
+	for (const lfp_config &cfg : bad) {
+		lfp::pool<wide> out;
+		int thrown = error_of([&] { lfp::pool<wide> p(cfg); });
+		int err = lfp::pool<wide>::create(cfg, out);
+
+		ck_assert_int_ne(thrown, 0);
+		ck_assert_int_eq(err, -thrown);
+		ck_assert(!out);
+		ck_assert_ptr_null(out.native());
+		ck_assert_ptr_null(out.make());
+	}
+	{
+		lfp::pool<wide> out;
+
+		ck_assert_int_eq(lfp::pool<wide>::create(0u, out), -EINVAL);
+		ck_assert(!out);
+		ck_assert_int_eq(lfp::pool<wide>::create(UINT32_MAX, out),
+				 -EOVERFLOW);
+		ck_assert(!out);
+		ck_assert_int_eq(lfp::pool<wide>::create(16u, out), 0);
+		ck_assert(out);
+		ck_assert_uint_eq(out.stats().capacity, 16);
+		ck_assert_int_eq(stride(out), sizeof(wide));
+	}
+	{
+		// obj_size and align left 0 are T's, as the constructor's.
+		lfp::pool<wide> out;
+		wide *w;
+
+		c = lfp_config{};
+		c.capacity = 8;
+		c.flags = LFP_F_NO_CACHE;
+		ck_assert_int_eq(lfp::pool<wide>::create(c, out), 0);
+		ck_assert(out);
+		ck_assert_int_eq(stride(out), sizeof(wide));
+		w = out.make();
+		ck_assert_ptr_nonnull(w);
+		ck_assert_uint_eq(reinterpret_cast<std::uintptr_t>(w) % 32, 0);
+		ck_assert_uint_eq(out.stats().capacity, 8);
+		out.destroy(w);
+		expect_live(out, 0);
+	}
+}
+END_TEST
+
+// create into a pool that holds one refuses with -EBUSY and leaves it
+// whole: its objects stay live and its caches usable. reset() lets it be
+// made again.
+START_TEST(pool_create_into_a_full_pool)
+{
+	tracked::reset();
+	{
+		lfp::pool<tracked> pool;
+		lfp::cache<tracked> cache;
+		lfp_pool *first;
+		tracked *a;
+		lfp::handle<tracked> h;
+
+		ck_assert_int_eq(lfp::pool<tracked>::create(8u, pool), 0);
+		first = pool.native();
+		ck_assert_ptr_nonnull(first);
+		a = pool.make(1);
+		h = pool.handle_of(a);
+		ck_assert_int_eq(lfp::cache<tracked>::create(pool, cache), 0);
+		ck_assert(cache);
+
+		ck_assert_int_eq(lfp::pool<tracked>::create(4u, pool), -EBUSY);
+		ck_assert_int_eq(lfp::pool<tracked>::create(0u, pool), -EBUSY);
+		ck_assert_ptr_eq(pool.native(), first);
+		ck_assert_ptr_eq(pool.resolve(h), a);
+		ck_assert_uint_eq(pool.stats().capacity, 8);
+		ck_assert_int_eq(tracked::gone, 0);
+		ck_assert(cache);
+		tracked *b = cache.make(2);
+		ck_assert_ptr_nonnull(b);
+		expect_live(pool, 2);
+
+		// reset destroys the live objects and orphans the cache.
+		pool.reset();
+		ck_assert(!pool);
+		ck_assert_int_eq(tracked::gone, 2);
+		ck_assert(!cache);
+		ck_assert_int_eq(lfp::pool<tracked>::create(4u, pool), 0);
+		ck_assert_uint_eq(pool.stats().capacity, 4);
+		expect_live(pool, 0);
+
+		// An orphaned cache is no cache: create lets it go and makes
+		// one of the new pool in its place.
+		ck_assert_int_eq(lfp::cache<tracked>::create(pool, cache), 0);
+		ck_assert(cache);
+		lfp_cache *made = cache.native();
+		ck_assert_int_eq(lfp::cache<tracked>::create(pool, cache),
+				 -EBUSY);
+		ck_assert_ptr_eq(cache.native(), made);
+		tracked *c = cache.make(3);
+		ck_assert_ptr_nonnull(c);
+		ck_assert(lfp_owns(pool.native(), c));
+		ck_assert_uint_eq(cache.stats().allocs, 1);
+		cache.destroy(c);
+		cache.reset();
+		ck_assert(!cache);
+		expect_live(pool, 0);
+	}
+	ck_assert_int_eq(tracked::made, tracked::gone);
+}
+END_TEST
+
+// Moves: the moved-from object is empty, the moved-to one holds what
+// the other held; assigning over a full one destroys what it held.
+START_TEST(created_objects_move)
+{
+	tracked::reset();
+	{
+		lfp::pool<tracked> a, b;
+		lfp::cache<tracked> ca;
+
+		ck_assert_int_eq(lfp::pool<tracked>::create(4u, a), 0);
+		ck_assert_int_eq(lfp::cache<tracked>::create(a, ca), 0);
+		lfp_pool *native = a.native();
+		ck_assert_ptr_nonnull(ca.make(1));
+		ck_assert_ptr_nonnull(a.make(2));
+
+		lfp::pool<tracked> c(std::move(a));
+		lfp::cache<tracked> cc(std::move(ca));
+
+		ck_assert(!a && !ca && c && cc);
+		ck_assert_ptr_eq(c.native(), native);
+		ck_assert_uint_eq(c.stats().live, 2);
+		ck_assert_int_eq(lfp::pool<tracked>::create(4u, a), 0);
+		ck_assert_ptr_nonnull(a.make(3));
+		b = std::move(a);
+		ck_assert(!a && b);
+		ck_assert_uint_eq(b.stats().live, 1);
+
+		// Assigning over a full pool destroys its objects, and the
+		// cache it had is orphaned.
+		b = std::move(c);
+		ck_assert_int_eq(tracked::gone, 1);
+		ck_assert(!c && b && cc);
+		ck_assert_ptr_eq(b.native(), native);
+		b = lfp::pool<tracked>();
+		ck_assert_int_eq(tracked::gone, 3);
+		ck_assert(!b && !cc);
+	}
+	ck_assert_int_eq(tracked::made, 3);
+	ck_assert_int_eq(tracked::gone, 3);
+
+	lfp::family f, g;
+	lfp::family_cache fc;
+
+	ck_assert_int_eq(lfp::family::create({ 32, 64 }, { 4, 4 }, f), 0);
+	ck_assert_int_eq(lfp::family_cache::create(f, fc), 0);
+	void *p = fc.alloc(20);
+	ck_assert_ptr_nonnull(p);
+	lfp::family_cache fc2(std::move(fc));
+	g = std::move(f);
+	ck_assert(!f && g && !fc && fc2);
+	ck_assert_int_eq(g.class_of(p), 0);
+	ck_assert_int_eq(fc2.free(p), 0);
+	g.reset();
+	ck_assert(!g && !fc2);
+}
+END_TEST
+
+START_TEST(family_create_mirrors_the_constructors)
+{
+	std::vector<std::size_t> many;
+	std::vector<std::uint32_t> caps;
+	lfp_family_config c{};
+	lfp::family out;
+
+	for (std::size_t i = 1; i <= LFP_FAMILY_MAX_CLASSES + 1; i++) {
+		many.push_back(8 * i);
+		caps.push_back(4);
+	}
+	// Each list form: the constructor's errno, negated, and out empty.
+	ck_assert_int_eq(lfp::family::create({ 16, 32 }, { 4 }, out), -EINVAL);
+	ck_assert(!out);
+	ck_assert_int_eq(error_of([] { lfp::family f({ 16, 32 }, { 4 }); }),
+			 EINVAL);
+	ck_assert_int_eq(lfp::family::create({ 32, 16 }, { 4, 4 }, out),
+			 -EINVAL);
+	ck_assert_int_eq(lfp::family::create({ 0, 16 }, { 4, 4 }, out),
+			 -EINVAL);
+	ck_assert_int_eq(error_of([] { lfp::family f({ 0, 16 }, { 4, 4 }); }),
+			 EINVAL);
+	ck_assert_int_eq(lfp::family::create({ 16 }, { 0 }, out), -EINVAL);
+	ck_assert(!out);
+
+	c.sizes = many.data();
+	c.capacities = caps.data();
+	c.classes = static_cast<std::uint32_t>(many.size());
+	ck_assert_int_eq(lfp::family::create(c, out), -E2BIG);
+	ck_assert_int_eq(error_of([&] { lfp::family f(c); }), E2BIG);
+	ck_assert(!out);
+	c.classes = 0;
+	ck_assert_int_eq(lfp::family::create(c, out), -EINVAL);
+	ck_assert(!out);
+
+	c.classes = 3;
+	ck_assert_int_eq(lfp::family::create(c, out), 0);
+	ck_assert(out);
+	ck_assert_uint_eq(out.classes(), 3);
+	ck_assert_uint_eq(out.alignment(), alignof(std::max_align_t));
+	lfp_family *first = out.native();
+	void *p = out.alloc(10);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(lfp::family::create({ 64 }, { 4 }, out), -EBUSY);
+	ck_assert_int_eq(lfp::family::create(c, out), -EBUSY);
+	ck_assert_ptr_eq(out.native(), first);
+	ck_assert_int_eq(out.class_of(p), 1);
+	ck_assert_uint_eq(out.stats().total.live, 1);
+
+	lfp::family_cache fc;
+
+	ck_assert_int_eq(lfp::family_cache::create(out, fc), 0);
+	lfp_family_cache *made = fc.native();
+	ck_assert_int_eq(lfp::family_cache::create(out, fc), -EBUSY);
+	ck_assert_ptr_eq(fc.native(), made);
+	ck_assert_int_eq(fc.free(p), 0);
+	out.reset();
+	ck_assert(!out && !fc);
+
+	ck_assert_int_eq(lfp::family::create({ 64, 256 }, { 4, 2 }, out), 0);
+	ck_assert_uint_eq(out.class_size(1), 256);
+	ck_assert_int_eq(lfp::family_cache::create(out, fc), 0);
+	ck_assert(fc);
+	auto *q = fc.make<std::array<char, 200>>();
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(out.class_of(q), 1);
+	fc.destroy(q);
+	ck_assert_uint_eq(out.stats().total.live, 0);
+}
+END_TEST
+
+// Two-phase initialisation as an engine does it: systems made empty at
+// construction, made by Init, which reports a failure and can be
+// called again.
+START_TEST(two_phase_engine)
+{
+	struct engine {
+		lfp::pool<tracked> particles;
+		lfp::cache<tracked> main_thread;
+		lfp::family messages;
+
+		int init(std::uint32_t n) noexcept
+		{
+			int err = lfp::pool<tracked>::create(n, particles);
+
+			if (err)
+				return err; // -EBUSY: made already, kept
+			err = lfp::cache<tracked>::create(particles,
+							  main_thread);
+			if (!err)
+				err = lfp::family::create({ 32, 128 }, { n, n },
+							  messages);
+			if (err)
+				shutdown();
+			return err;
+		}
+		void shutdown() noexcept
+		{
+			main_thread.reset();
+			messages.reset();
+			particles.reset();
+		}
+	};
+
+	tracked::reset();
+	{
+		engine e;
+
+		ck_assert(!e.particles && !e.main_thread && !e.messages);
+		ck_assert_ptr_null(e.main_thread.make(1));
+		ck_assert_int_eq(e.init(0), -EINVAL);
+		ck_assert(!e.particles && !e.main_thread && !e.messages);
+		ck_assert_int_eq(e.init(64), 0);
+		ck_assert(e.particles && e.main_thread && e.messages);
+		ck_assert_ptr_nonnull(e.main_thread.make(1));
+		ck_assert_ptr_nonnull(e.particles.make(2));
+		ck_assert_int_eq(e.init(64), -EBUSY);
+		ck_assert_uint_eq(e.particles.stats().live, 2);
+		e.shutdown();
+		ck_assert_int_eq(tracked::gone, 2);
+		ck_assert_int_eq(e.init(8), 0);
+		ck_assert_uint_eq(e.particles.stats().capacity, 8);
+		ck_assert_ptr_nonnull(e.main_thread.make(3));
+	}
+	ck_assert_int_eq(tracked::made, 3);
+	ck_assert_int_eq(tracked::gone, 3);
+}
+END_TEST
+
 int main()
 {
 	Suite *s = suite_create("cxx");
@@ -1571,6 +2102,13 @@ int main()
 	tcase_add_test(tc, family_creation_failures_throw);
 	tcase_add_test(tc, family_destroys_through_bases);
 	tcase_add_test(tc, family_caches_across_threads);
+	tcase_add_test(tc, empty_pool_and_cache);
+	tcase_add_test(tc, empty_family_and_cache);
+	tcase_add_test(tc, pool_create_mirrors_the_constructors);
+	tcase_add_test(tc, pool_create_into_a_full_pool);
+	tcase_add_test(tc, created_objects_move);
+	tcase_add_test(tc, family_create_mirrors_the_constructors);
+	tcase_add_test(tc, two_phase_engine);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,12 +1,15 @@
 // lfpool.hpp without exceptions and RTTI: built with -fno-exceptions
 // -fno-rtti, this program uses the main API (pools, caches, handles,
 // unique_ptr, destroy by handle, for_each, a cache that outlives its
-// pool, pool_resource), and checks that a pool that cannot be made
-// prints why and aborts. A plain program: it exits non-zero on a failure.
+// pool, pool_resource), checks that a pool that cannot be made by its
+// constructor prints why and aborts, and initialises an engine in two
+// phases through the factories (create), whose failures are returned,
+// not fatal. A plain program: it exits non-zero on a failure.
 #include <lfpool.hpp>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -161,11 +164,90 @@ void creation_failure_aborts()
 	EXPECT(std::strstr(msg, std::strerror(EINVAL)) != nullptr);
 }
 
+// An engine's systems: constructed empty with the engine, made by
+// Init, which may fail and be called again, given up by Shutdown.
+struct particle {
+	float pos[3], vel[3], life;
+};
+
+struct engine {
+	lfp::pool<particle> particles;
+	lfp::cache<particle> render;
+	lfp::family messages;
+	lfp::family_cache mailbox;
+
+	int init(std::uint32_t n, std::size_t message_size) noexcept
+	{
+		int err;
+
+		// -EBUSY: made already, and kept as it is.
+		if ((err = lfp::pool<particle>::create(n, particles)))
+			return err;
+		if ((err = lfp::cache<particle>::create(particles, render)) ||
+		    (err = lfp::family::create({ 32, message_size }, { n, n },
+					       messages)) ||
+		    (err = lfp::family_cache::create(messages, mailbox)))
+			shutdown();
+		return err;
+	}
+
+	void shutdown() noexcept
+	{
+		mailbox.reset();
+		render.reset();
+		messages.reset();
+		particles.reset();
+	}
+};
+
+// Made before main, with nothing to fail: an empty pool at namespace
+// scope, as an engine's globals are.
+lfp::pool<particle> global_particles;
+
+void two_phase_init()
+{
+	engine e;
+
+	EXPECT(!e.particles && !e.render && !e.messages && !e.mailbox);
+	EXPECT(!e.render.make() && !e.mailbox.alloc(8));
+	EXPECT(!global_particles && !global_particles.make());
+
+	// Each step fails in turn, and leaves everything empty.
+	EXPECT(e.init(0, 64) == -EINVAL);
+	EXPECT(!e.particles && !e.render && !e.messages && !e.mailbox);
+	EXPECT(e.init(16, 16) == -EINVAL); // classes not increasing
+	EXPECT(!e.particles && !e.render && !e.messages && !e.mailbox);
+
+	EXPECT(e.init(16, 64) == 0);
+	EXPECT(e.particles && e.render && e.messages && e.mailbox);
+	particle *p = e.render.make();
+	void *m = e.mailbox.alloc(40);
+	EXPECT(p && p->life == 0.0f && e.particles.stats().live == 1);
+	EXPECT(m && e.messages.class_of(m) == 1);
+	EXPECT(e.init(16, 64) == -EBUSY); // kept as it was
+	EXPECT(e.particles.resolve(e.particles.handle_of(p)) == p);
+	EXPECT(e.mailbox.free(m) == 0);
+	e.render.destroy(p);
+
+	// Shutdown, and Init again with other sizes.
+	e.shutdown();
+	EXPECT(!e.particles && !e.render && !e.messages && !e.mailbox);
+	EXPECT(e.init(4, 256) == 0);
+	EXPECT(e.particles.stats().capacity == 4);
+	EXPECT(e.messages.class_size(1) == 256);
+
+	EXPECT(lfp::pool<particle>::create(8u, global_particles) == 0);
+	EXPECT(global_particles && global_particles.make());
+	global_particles.reset();
+	EXPECT(!global_particles);
+}
+
 } // namespace
 
 int main()
 {
 	creation_failure_aborts();
+	two_phase_init();
 	pools_caches_handles();
 	handles_walks_late_caches();
 	memory_resource();
