@@ -33,6 +33,9 @@ const char *lfp_strerror(int err)
 		       "pool's size overflows";
 	case ERANGE:
 		return "size larger than the family's largest class";
+	case EBUSY:
+		return "the C++ object holds a pool (or cache, family) already: "
+		       "reset() it first";
 	case E2BIG:
 		return "too many classes: a family has at most "
 		       "LFP_FAMILY_MAX_CLASSES";
