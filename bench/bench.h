@@ -176,7 +176,7 @@ struct bench_micro_cell {
 };
 
 /* The whole measurement: what ran, and every repetition of every cell. */
-#define BENCH_NCT 12
+#define BENCH_NCT 15
 #define BENCH_MAX_TCOUNTS 4
 
 struct bench_cell {
@@ -274,6 +274,9 @@ extern const struct bench_contender bench_lfp_bare;
 extern const struct bench_contender bench_lfp_implicit;
 extern const struct bench_contender bench_lfp_explicit;
 extern const struct bench_contender bench_lfp_huge;
+extern const struct bench_contender bench_treiber;
+extern const struct bench_contender bench_boost_freelist;
+extern const struct bench_contender bench_tbbmalloc;
 
 /* main.c: print per-run details from the contenders (--verbose) */
 extern int bench_verbose;
