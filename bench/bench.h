@@ -219,6 +219,8 @@ double bench_speed(const struct bench_table *t, int ci,
 int bench_find(const struct bench_table *t, const char *name);
 /* report_many.c: the sections on many pools and families, if measured */
 void bench_report_many(FILE *f, const struct bench_table *t);
+/* report_lean.c: the bare shared list against the lean lists, if measured */
+void bench_report_lean(FILE *f, const struct bench_table *t);
 /* raw.c: every repetition, and back */
 int bench_raw_write(const struct bench_table *t, const char *path);
 /* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
