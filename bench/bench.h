@@ -176,7 +176,7 @@ struct bench_micro_cell {
 };
 
 /* The whole measurement: what ran, and every repetition of every cell. */
-#define BENCH_NCT 12
+#define BENCH_NCT 15
 #define BENCH_MAX_TCOUNTS 4
 
 struct bench_cell {
@@ -219,6 +219,8 @@ double bench_speed(const struct bench_table *t, int ci,
 int bench_find(const struct bench_table *t, const char *name);
 /* report_many.c: the sections on many pools and families, if measured */
 void bench_report_many(FILE *f, const struct bench_table *t);
+/* report_lean.c: the bare shared list against the lean lists, if measured */
+void bench_report_lean(FILE *f, const struct bench_table *t);
 /* raw.c: every repetition, and back */
 int bench_raw_write(const struct bench_table *t, const char *path);
 /* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
@@ -274,6 +276,9 @@ extern const struct bench_contender bench_lfp_bare;
 extern const struct bench_contender bench_lfp_implicit;
 extern const struct bench_contender bench_lfp_explicit;
 extern const struct bench_contender bench_lfp_huge;
+extern const struct bench_contender bench_treiber;
+extern const struct bench_contender bench_boost_freelist;
+extern const struct bench_contender bench_tbbmalloc;
 
 /* main.c: print per-run details from the contenders (--verbose) */
 extern int bench_verbose;

@@ -7,8 +7,11 @@
  * with the library in LD_PRELOAD, and the same malloc/free loop as glibc.
  * mimalloc exports malloc too; it is loaded with dlopen(RTLD_LOCAL), which
  * keeps its malloc out of the global scope, and called as mi_malloc and
- * mi_free through pointers. Every row checks at run time that it calls
- * the allocator it claims to.
+ * mi_free through pointers. oneTBB's scalable allocator exports
+ * scalable_malloc and scalable_free only (its malloc replacement is
+ * another library, libtbbmalloc_proxy), so lfpbench links it when
+ * configure finds it and calls it directly, as it calls glibc's malloc.
+ * Every row checks at run time that it calls the allocator it claims to.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -269,4 +272,100 @@ const struct bench_contender bench_mimalloc = {
 	.leave = malloc_leave,
 	.fns = mimalloc_fns,
 	.many = &mimalloc_many,
+};
+
+/* oneTBB's scalable allocator */
+
+#ifdef BENCH_HAVE_TBBMALLOC
+#include <tbb/scalable_allocator.h>
+
+/* scalable_malloc must come from libtbbmalloc, and malloc stay glibc's. */
+static int tbbmalloc_init(char *why, size_t why_len)
+{
+	Dl_info info;
+	void *p = scalable_malloc(BENCH_OBJ_SIZE);
+	bool ok = p && scalable_msize(p) >= BENCH_OBJ_SIZE &&
+		  dladdr((void *)scalable_malloc, &info) && info.dli_fname &&
+		  strstr(info.dli_fname, "libtbbmalloc") &&
+		  bench_malloc_is_glibc();
+
+	scalable_free(p);
+	if (!ok) {
+		snprintf(why, why_len, "scalable_malloc is not libtbbmalloc's, "
+				       "or malloc is no longer glibc's");
+		return -1;
+	}
+	if (bench_verbose)
+		fprintf(stderr, "scalable_malloc from %s\n", info.dli_fname);
+	return 0;
+}
+
+static inline void *tbbmalloc_alloc(void *ctx)
+{
+	(void)ctx;
+	return scalable_malloc(BENCH_OBJ_SIZE);
+}
+
+static inline void tbbmalloc_free(void *ctx, void *obj)
+{
+	(void)ctx;
+	scalable_free(obj);
+}
+
+BENCH_WORKLOADS(tbbmalloc, tbbmalloc_alloc, tbbmalloc_free);
+
+static inline void *tbbmalloc_alloc_in(void *ctx, unsigned k, size_t size)
+{
+	(void)ctx;
+	(void)k;
+	return scalable_malloc(size);
+}
+
+static inline void tbbmalloc_free_in(void *ctx, unsigned k, void *obj)
+{
+	(void)ctx;
+	(void)k;
+	scalable_free(obj);
+}
+
+BENCH_POOLS_WORKLOADS(tbbmallocm, tbbmalloc_alloc_in, tbbmalloc_free_in)
+BENCH_FAMILY_WORKLOADS(tbbmallocm, tbbmalloc_alloc_in, tbbmalloc_free_in)
+
+static const bench_fn tbbmallocm_fns[WL_COUNT] = {
+	BENCH_POOLS_FNS(tbbmallocm),
+	BENCH_FAMILY_FNS(tbbmallocm),
+};
+
+static const struct bench_many tbbmalloc_many = {
+	.setup = malloc_many_setup,
+	.teardown = malloc_teardown,
+	.enter = malloc_enter,
+	.leave = malloc_leave,
+	.fns = tbbmallocm_fns,
+};
+#define TBBMALLOC_FNS tbbmalloc_fns
+#define TBBMALLOC_MANY (&tbbmalloc_many)
+#else
+static int tbbmalloc_init(char *why, size_t why_len)
+{
+	snprintf(why, why_len, "not built: configure found no "
+			       "tbb/scalable_allocator.h or libtbbmalloc "
+			       "(apt-get install libtbb-dev)");
+	return -1;
+}
+#define TBBMALLOC_FNS NULL
+#define TBBMALLOC_MANY NULL
+#endif
+
+const struct bench_contender bench_tbbmalloc = {
+	.name = "tbbmalloc",
+	.label = "oneTBB scalable_malloc/scalable_free (libtbbmalloc, "
+		 "linked; malloc stays glibc's)",
+	.init = tbbmalloc_init,
+	.setup = malloc_setup,
+	.teardown = malloc_teardown,
+	.enter = malloc_enter,
+	.leave = malloc_leave,
+	.fns = TBBMALLOC_FNS,
+	.many = TBBMALLOC_MANY,
 };

@@ -33,6 +33,7 @@ static const struct bench_contender *const main_all[BENCH_NCT] = {
 	&bench_lfp_bare, &bench_glibc,       &bench_mimalloc,
 	&bench_jemalloc, &bench_tcmalloc,    &bench_ck,
 	&bench_urcu,    &bench_mutex,        &bench_lfp_huge,
+	&bench_treiber, &bench_boost_freelist, &bench_tbbmalloc,
 };
 
 struct main_opts {
@@ -76,6 +77,7 @@ static void main_usage(FILE *f)
 		"lfp_bare,glibc,\n"
 		"                       mimalloc,jemalloc,tcmalloc,ck_stack,"
 		"urcu_lfs,mutex,\n"
+		"                       treiber,boost_freelist,tbbmalloc,\n"
 		"                       lfp_huge (LFP_F_HUGEPAGE; only when "
 		"named here)\n"
 		"  --jemalloc PATH      libjemalloc.so to LD_PRELOAD for its row\n"

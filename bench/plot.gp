@@ -7,7 +7,8 @@ set terminal pngcairo size 1500,950 font ",9" noenhanced
 set output dir . "/results.png"
 
 # One style per contender, in lfpbench's column order: the limit dashed,
-# lfpool thick and warm, general-purpose allocators cool, other pools grey.
+# lfpool thick and warm, general-purpose allocators cool, other pools grey;
+# the lean lists (treiber, boost_freelist) dashed, tbbmalloc cool.
 set linetype 1 lc rgb "black" lw 1.5 dt 2 pt 1
 set linetype 2 lc rgb "#d62728" lw 3 dt 1 pt 7
 set linetype 3 lc rgb "#ff7f0e" lw 3 dt 1 pt 5
@@ -20,6 +21,9 @@ set linetype 9 lc rgb "#7f7f7f" lw 1.5 dt 4 pt 12
 set linetype 10 lc rgb "#bcbd22" lw 1.5 dt 4 pt 14
 set linetype 11 lc rgb "#555555" lw 1.5 dt 3 pt 3
 set linetype 12 lc rgb "#e377c2" lw 3 dt 1 pt 11
+set linetype 13 lc rgb "#000000" lw 1.5 dt 5 pt 13
+set linetype 14 lc rgb "#aec7e8" lw 1.5 dt 5 pt 15
+set linetype 15 lc rgb "#98df8a" lw 1.5 dt 1 pt 2
 
 set datafile missing "?"
 set logscale x 2

@@ -199,11 +199,12 @@ static void report_workload(FILE *f, const struct bench_table *t,
 
 /* targets */
 
-enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING };
+enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING, VS_LEAN };
 
 struct report_target {
 	enum report_kind kind;
 	const char *ct;
+	const char *base; /* VS_LEAN: the list measured against */
 	double need;
 	unsigned wls; /* the workloads it covers: bits 1 << WL_* */
 	const char *text;
@@ -215,20 +216,33 @@ struct report_target {
 #define RT_LOCAL (RT(WL_PAIR) | RT(WL_CHURN))
 #define RT_SCALING (RT(WL_PAIR) | RT(WL_CHURN) | RT(WL_PARTICLE))
 
-/* The speed targets lfpool is held to, each row on its own workloads. */
+/*
+ * The speed targets lfpool is held to, each row on its own workloads.
+ * The VS_LEAN rows are the next step's: a bare shared free list in
+ * lfpool, a call into the library each way, within 10% of a minimal
+ * Treiber stack inlined at the call site, and no slower than boost's
+ * free list, which is a call each way too.
+ */
 static const struct report_target report_targets[] = {
-	{ VS_PEERS, "lfp_explicit", 1.3, RT_PEERS,
-	  "explicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc" },
-	{ VS_MIMALLOC, "lfp_explicit", 1.5, RT(WL_HANDOFF),
+	{ VS_PEERS, "lfp_explicit", NULL, 1.3, RT_PEERS,
+	  "explicit cache >= 1.3x the best of mimalloc/jemalloc/tcmalloc/"
+	  "tbbmalloc" },
+	{ VS_MIMALLOC, "lfp_explicit", NULL, 1.5, RT(WL_HANDOFF),
 	  "explicit cache >= 1.5x mimalloc" },
-	{ VS_LOCAL, "lfp_explicit", 0.8, RT_LOCAL,
+	{ VS_LOCAL, "lfp_explicit", NULL, 0.8, RT_LOCAL,
 	  "explicit cache >= 0.8x the thread-local array" },
-	{ VS_LOCAL, "lfp_implicit", 0.6, RT_LOCAL,
+	{ VS_LOCAL, "lfp_implicit", NULL, 0.6, RT_LOCAL,
 	  "implicit cache >= 0.6x the thread-local array" },
-	{ SCALING, "lfp_explicit", 0.9, RT_SCALING,
+	{ SCALING, "lfp_explicit", NULL, 0.9, RT_SCALING,
 	  "explicit cache: 8 threads >= 0.9x 2 threads" },
-	{ SCALING, "lfp_implicit", 0.9, RT_SCALING,
+	{ SCALING, "lfp_implicit", NULL, 0.9, RT_SCALING,
 	  "implicit cache: 8 threads >= 0.9x 2 threads" },
+	{ VS_LEAN, "lfp_bare", "treiber", 0.9, RT(WL_PAIR),
+	  "next step: bare shared list >= 0.9x the minimal Treiber stack "
+	  "(1-2 threads)" },
+	{ VS_LEAN, "lfp_bare", "boost_freelist", 1.0, RT(WL_PAIR),
+	  "next step: bare shared list >= 1.0x boost.lockfree's free list "
+	  "(1-2 threads)" },
 };
 
 static bool report_target_wl(const struct report_target *g,
@@ -251,14 +265,14 @@ static int report_tindex(const struct bench_table *t, unsigned threads)
  * on one thread hands nothing to anyone, so the handoff target starts at
  * two threads.
  */
-static double report_ratio(const struct bench_table *t, enum report_kind k,
-			   int ci, enum bench_workload wl, unsigned ti,
-			   bool cpu)
+static double report_ratio(const struct bench_table *t,
+			   const struct report_target *g, int ci,
+			   enum bench_workload wl, unsigned ti, bool cpu)
 {
 	double me = bench_speed(t, ci, wl, ti, cpu), best;
 	int two = report_tindex(t, 2), eight = report_tindex(t, 8);
 
-	switch (k) {
+	switch (g->kind) {
 	case VS_LOCAL:
 		return me / bench_speed(t, bench_find(t, "local"), wl, ti, cpu);
 	case VS_PEERS:
@@ -267,6 +281,8 @@ static double report_ratio(const struct bench_table *t, enum report_kind k,
 			    bench_speed(t, bench_find(t, "jemalloc"), wl, ti,
 					 cpu));
 		best = fmax(best, bench_speed(t, bench_find(t, "tcmalloc"),
+					       wl, ti, cpu));
+		best = fmax(best, bench_speed(t, bench_find(t, "tbbmalloc"),
 					       wl, ti, cpu));
 		return me / best;
 	case VS_MIMALLOC:
@@ -278,6 +294,10 @@ static double report_ratio(const struct bench_table *t, enum report_kind k,
 		if (two < 0 || eight < 0 || ti != (unsigned)eight)
 			return NAN;
 		return me / bench_speed(t, ci, wl, (unsigned)two, cpu);
+	case VS_LEAN:
+		if (t->threads[ti] > 2)
+			return NAN;
+		return me / bench_speed(t, bench_find(t, g->base), wl, ti, cpu);
 	}
 	return NAN;
 }
@@ -290,7 +310,7 @@ static double report_worst(const struct bench_table *t,
 	double worst = NAN;
 
 	for (unsigned ti = 0; ti < t->ntc; ti++) {
-		double r = report_ratio(t, g->kind, ci, wl, ti, cpu);
+		double r = report_ratio(t, g, ci, wl, ti, cpu);
 
 		if (!isnan(r) && (isnan(worst) || r < worst)) {
 			worst = r;
@@ -351,7 +371,8 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 		   "wall-clock throughput, which the targets are written "
 		   "for, and by CPU time per operation, which other load on "
 		   "the machine disturbs far less. The handoff target starts "
-		   "at 2 threads.\n");
+		   "at 2 threads; the bare shared list's rows look at 1 and 2 "
+		   "threads only.\n");
 	if (!caches)
 		fprintf(f, "\nThe per-thread caches are not in this build: "
 			   "the rows below measure the bare shared pool "
@@ -362,9 +383,10 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
 	     i++) {
 		const struct report_target *g = &report_targets[i];
-		int ci = caches ? bench_find(t, g->ct) : bare;
+		bool lean = g->kind == VS_LEAN;
+		int ci = caches || lean ? bench_find(t, g->ct) : bare;
 
-		if (!caches && strcmp(g->ct, "lfp_explicit"))
+		if (!caches && !lean && strcmp(g->ct, "lfp_explicit"))
 			continue; /* one set of rows for the bare pool */
 		for (int wl = 0; wl < WL_COUNT; wl++)
 			if (report_target_wl(g, wl) && t->wl_on[wl])
@@ -476,6 +498,7 @@ static int report_md(const struct bench_table *t, const char *path)
 		if (t->wl_on[wl])
 			report_workload(f, t, wl);
 	bench_report_many(f, t);
+	bench_report_lean(f, t);
 	report_targets_md(f, t);
 	report_micro(f, t);
 	return fclose(f);

@@ -15,7 +15,7 @@
 #include "bench.h"
 
 static const char *const rm_peers[] = { "glibc", "mimalloc", "jemalloc",
-					"tcmalloc" };
+					"tcmalloc", "tbbmalloc" };
 #define RM_NPEERS (sizeof(rm_peers) / sizeof(rm_peers[0]))
 
 static const char *const rm_lfp[] = { "lfp_explicit", "lfp_implicit" };
@@ -146,7 +146,8 @@ static void rm_pools(FILE *f, const struct bench_table *t, bool burst)
 		if (rm_has(t, ci, rm_pools_wl(0, burst)))
 			rm_pools_rows(f, t, ci, burst);
 	fprintf(f, "\nlfpool's speed as a multiple of the fastest of "
-		   "glibc, mimalloc, jemalloc and tcmalloc at the same N "
+		   "glibc, mimalloc, jemalloc, tcmalloc and tbbmalloc at the "
+		   "same N "
 		   "(named; their N pools are one heap), wall-clock (CPU "
 		   "time):\n");
 	rm_pools_vs_peers(f, t, burst);

@@ -37,7 +37,8 @@ mkdir -p "$out"
 		echo "- compiler: $($BENCH_CC --version | head -n 1)"
 	test -z "$BENCH_CFLAGS" || echo "- CFLAGS: $BENCH_CFLAGS"
 	dpkg-query -W -f '- ${Package} ${Version}\n' libc6 libmimalloc2.0 \
-		libjemalloc2 libtcmalloc-minimal4 libck0 liburcu8 2>/dev/null ||
+		libjemalloc2 libtcmalloc-minimal4 libck0 liburcu8 \
+		libtbbmalloc2 libboost-dev 2>/dev/null ||
 		true
 } >>"$out/results.md"
 
