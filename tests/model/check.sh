@@ -8,7 +8,8 @@
 #           (for the deliberately broken variants of the model).
 # Environment: MODEL (the model's file in tests/model, depot.pml),
 #   SPIN (spin), MODEL_CC (cc), MODEL_WORK (model-work),
-#   MODEL_MEM (MiB Spin may use, 4096).
+#   MODEL_MEM (MiB Spin may use, 4096), MODEL_CFLAGS (pan's optimisation,
+#   -O2), MODEL_HASH (log2 of the hash table's slots for a pass, 26).
 # Exit status: 0 if the expectation held, 1 if not.
 set -eu
 
@@ -19,6 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 spin=${SPIN:-spin}
 cc=${MODEL_CC:-cc}
 mem=${MODEL_MEM:-4096}
+cflags=${MODEL_CFLAGS:--O2}
+hash=${MODEL_HASH:-26}
 work=${MODEL_WORK:-model-work}/$name
 model=${MODEL:-depot.pml}
 
@@ -37,11 +40,11 @@ cd "$work"
 # A broken variant is searched for its shortest counterexample (-i, which
 # needs -DREACH), so that its trail is short enough to read.
 if [ "$expect" = fail ]; then
-	"$cc" -O2 -w -DSAFETY -DCOLLAPSE -DREACH -DMEMLIM="$mem" -o pan pan.c
+	"$cc" $cflags -w -DSAFETY -DCOLLAPSE -DREACH -DMEMLIM="$mem" -o pan pan.c
 	./pan -m200000 -w24 -i >pan.out 2>&1 || true
 else
-	"$cc" -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM="$mem" -o pan pan.c
-	./pan -m200000 -w26 >pan.out 2>&1 || true
+	"$cc" $cflags -w -DSAFETY -DCOLLAPSE -DMEMLIM="$mem" -o pan pan.c
+	./pan -m200000 -w"$hash" >pan.out 2>&1 || true
 fi
 
 states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out)
