@@ -184,13 +184,13 @@ check_installed_cmake() {
 		progs="consumer consumer_static consumer_cxx"
 		pc=OFF
 	fi
-	cmake -S "$prefix/share/doc/lfpool/examples/cmake" -B "$build" \
+	if ! cmake -S "$prefix/share/doc/lfpool/examples/cmake" -B "$build" \
 		-DCMAKE_PREFIX_PATH="$prefix" -DLFPOOL_EXAMPLE_PKGCONFIG=$pc \
-		>"$build.out" 2>&1 &&
-		cmake --build "$build" >>"$build.out" 2>&1 || {
+		>"$build.out" 2>&1 ||
+		! cmake --build "$build" >>"$build.out" 2>&1; then
 		cat "$build.out" >&2
 		exit 1
-	}
+	fi
 	for p in $progs; do
 		"$build/$p"
 	done
