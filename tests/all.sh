@@ -114,6 +114,7 @@ check_install() {
 		-o "$dir/installed-cxx" tests/installed.cc \
 		$(pkg-config --cflags --libs lfpool)
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-cxx"
+	check_installed_cmake "$dir"
 	check_installed_asan "$dir"
 	check_installed_docs "$prefix"
 }
@@ -166,6 +167,40 @@ check_install_asan() {
 	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 	export PKG_CONFIG_PATH
 	check_installed_asan "$dir"
+	check_installed_cmake "$dir"
+}
+
+# The installed example of the CMake package, built where make install
+# put it (make check builds it against a staged and a moved copy): its
+# programs must run, under the ASan install too, whose targets bring
+# -fsanitize=address to a program that asks for nothing of the kind.
+check_installed_cmake() {
+	dir=$1
+	command -v cmake >/dev/null || {
+		echo "tests/all.sh: cmake is missing: apt-get install cmake" >&2
+		exit 1
+	}
+	build=$top/$dir/installed-cmake
+	rm -rf "$build"
+	# pkg-config's target carries no -fsanitize: only the normal build.
+	progs="consumer consumer_static consumer_cxx consumer_pc"
+	pc=ON
+	if grep -q 'set(lfpool_SANITIZER "[a-z]' \
+		"$prefix/lib/cmake/lfpool/lfpoolConfig.cmake"; then
+		progs="consumer consumer_static consumer_cxx"
+		pc=OFF
+	fi
+	if ! cmake -S "$prefix/share/doc/lfpool/examples/cmake" -B "$build" \
+		-DCMAKE_PREFIX_PATH="$prefix" -DLFPOOL_EXAMPLE_PKGCONFIG=$pc \
+		>"$build.out" 2>&1 ||
+		! cmake --build "$build" >>"$build.out" 2>&1; then
+		cat "$build.out" >&2
+		exit 1
+	fi
+	for p in $progs; do
+		"$build/$p"
+	done
+	echo "installed: the CMake package's example builds and runs"
 }
 
 # What make install puts beside the library: the manual (section 3 made
