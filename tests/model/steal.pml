@@ -78,7 +78,8 @@
  * the first allocation of a thief must steal, the owner's first release
  * flushes a full cache, and all the owner's paths (fast, STEAL, FLUSH,
  * refill from the pool) are reached in the default bounds (Spin reports
- * unreached only the wait for another thief, which needs two).
+ * unreached only the wait for another thief, which needs two, and the
+ * second look of -DRESTEAL).
  *
  * Properties, as assertions:
  *   1. The slots have one user at a time: the owner enters its critical
