@@ -52,12 +52,6 @@ bool lfpi_cache_claim_steal(struct lfp_cache *c)
 	uint32_t ctl = atomic_load_explicit(&c->hot.ctl, memory_order_relaxed);
 
 	do {
-#ifdef LFPI_FAULT_IDLE_FLUSH
-		/* Test-only fault: skip caches with a request pending, which
-		 * strands the slots of an owner gone idle. */
-		if (ctl & CACHE_ASKS)
-			return false;
-#endif
 		if (ctl & LFPI_CTL_STEAL)
 			return false;
 		/* seq_cst: our write in the handshake, ordered before the
@@ -108,6 +102,11 @@ bool lfpi_cache_fence_all(void)
  */
 static uint32_t cache_steal_round(struct cache_thief *me, uint32_t *emptied,
 				  uint32_t *retries);
+static uint32_t cache_steal_caches(struct lfp_pool *pool,
+				   struct lfp_cache *self,
+				   struct cache_thief *me,
+				   struct lfp_cache **other, uint32_t *emptied,
+				   uint32_t *retries);
 static bool cache_wait_other_thief(struct lfp_cache *c);
 
 /*
@@ -138,40 +137,86 @@ static void cache_thief_add(struct cache_thief *me, struct lfp_cache *c)
 uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 				  uint32_t *emptied, uint32_t *retries)
 {
-	struct lfp_cache *c, *other = NULL;
+	struct lfp_cache *other;
 	struct cache_thief me;
-	uint32_t got = 0;
+	uint32_t got;
 
 	atomic_init(&me.n, 0);
 	me.prev = cache_thieves;
 	cache_thieves = &me;
 	atomic_signal_fence(memory_order_seq_cst); /* the record, then claims */
-	lfpi_cache_steals_held++;
-	/* Acquire: pairs with the release CAS that published each cache.
-	 * Rounds of up to CACHE_STEAL_MAX caches, until one moves slots. */
+	for (;;) {
+		other = NULL;
+		lfpi_cache_steals_held++;
+		got = cache_steal_caches(pool, self, &me, &other, emptied,
+					 retries);
+		lfpi_cache_steals_held--;
+		atomic_signal_fence(memory_order_seq_cst); /* every cache let go */
+		if (got || !other || !cache_wait_other_thief(other))
+			break;
+		/*
+		 * The other thief let go. It may have moved that cache's
+		 * slots to the depot, or found the owner busy and left them
+		 * where they were (asking for a flush); the owner may have
+		 * gone idle since, with nobody left to take them. So the
+		 * lists first, then the caches again, not the lists alone
+		 * (tests/model/steal.pml, -DNO_RESTEAL: two thieves, or a
+		 * thief and a fork, and a NULL with a slot in an idle cache).
+		 * We look again only after another thief let go of a cache
+		 * in our way, which ends a steal of its own: the thieves as a
+		 * whole make progress.
+		 */
+		if (!lfpi_depot_is_empty(&pool->depot) ||
+		    !lfpi_stack_is_empty(&pool->free)) {
+			got = 1;
+			break;
+		}
+	}
+	cache_thieves = me.prev;
+	return got;
+}
+
+/*
+ * One look at the pool's caches: rounds of up to CACHE_STEAL_MAX caches,
+ * until one moves slots. Returns the slots moved; *other is a cache that
+ * another thief held (and we could not claim), if any.
+ */
+static uint32_t cache_steal_caches(struct lfp_pool *pool,
+				   struct lfp_cache *self,
+				   struct cache_thief *me,
+				   struct lfp_cache **other, uint32_t *emptied,
+				   uint32_t *retries)
+{
+	struct lfp_cache *c;
+	uint32_t got = 0;
+
+	/* Acquire: pairs with the release CAS that published each cache. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	while (c && !got) {
-		atomic_store_explicit(&me.n, 0, memory_order_relaxed);
-		for (; c && atomic_load_explicit(&me.n, memory_order_relaxed) <
+		atomic_store_explicit(&me->n, 0, memory_order_relaxed);
+		for (; c && atomic_load_explicit(&me->n, memory_order_relaxed) <
 				    CACHE_STEAL_MAX;
 		     c = c->reg_next) {
 			if (c == self ||
 			    !lfpi_cache_n(c) ||
 			    cache_ask_busy(c))
 				continue;
+#ifdef LFPI_FAULT_IDLE_FLUSH
+			/* Test-only fault: skip caches with a request pending,
+			 * which strands the slots of an owner gone idle.
+			 * Relaxed: a fault needs no order. */
+			if (atomic_load_explicit(&c->hot.ctl,
+						 memory_order_relaxed) &
+			    LFPI_CTL_FLUSH)
+				continue;
+#endif
 			if (lfpi_cache_claim_steal(c))
-				cache_thief_add(&me, c);
+				cache_thief_add(me, c);
 			else
-				other = c; /* another thief has it */
+				*other = c; /* another thief has it */
 		}
-		got = cache_steal_round(&me, emptied, retries);
+		got = cache_steal_round(me, emptied, retries);
 	}
-	lfpi_cache_steals_held--;
-	atomic_signal_fence(memory_order_seq_cst); /* every cache let go */
-	cache_thieves = me.prev;
-	if (!got && other && cache_wait_other_thief(other))
-		got = !lfpi_depot_is_empty(&pool->depot) ||
-		      !lfpi_stack_is_empty(&pool->free);
 	return got;
 }
 

@@ -79,7 +79,7 @@
  * flushes a full cache, and all the owner's paths (fast, STEAL, FLUSH,
  * refill from the pool) are reached in the default bounds (Spin reports
  * unreached only the wait for another thief, which needs two, and the
- * second look of -DRESTEAL).
+ * second look after another thief let go).
  *
  * Properties, as assertions:
  *   1. The slots have one user at a time: the owner enters its critical
@@ -109,15 +109,15 @@
  *   in its next operation, gives up (-DSTRICT_EXHAUSTION: Spin finds it).
  *   A slot released during the call is not one the call promised to see.
  *
- * What Spin finds in the code as it is: with two thieves (-DTHIEVES=2),
- * or a thief and a fork (-DFORK with OPS2 > 0), property 3 fails. Thief
+ * What Spin found in the code as it was: with two thieves (-DTHIEVES=2),
+ * or a thief and a fork (-DFORK with OPS2 > 0), property 3 failed. Thief
  * A claims the cache and finds the owner busy; the owner leaves and stays
  * idle with a slot in its cache (FLUSH set); thief B finds the cache
- * claimed by A, waits for A to let go (cache_wait_other_thief), then looks
- * only at the pool, which is empty, and returns NULL while the idle cache
- * holds the slot. -DRESTEAL models the fix, a whole new look (the pool,
- * then the caches) after that wait instead of the pool alone: with it
- * the two-thief and fork runs pass.
+ * claimed by A, waits for A to let go (cache_wait_other_thief), then
+ * looked only at the pool, which is empty, and returned NULL while the
+ * idle cache held the slot. lfpi_cache_steal now takes a whole new look
+ * (the pool, then the caches) after that wait, as the model does;
+ * -DNO_RESTEAL is the code as it was, a broken variant Spin catches.
  *
  * Not modelled: more than one cache and the registry walk (one round of
  * lfpi_cache_steal over one cache; a thief that owns a cache of its own
@@ -147,12 +147,13 @@
  *     -DOPS1=5 -DOPS2=5              6132019 states   762 MiB   8 s
  *     -DNO_MEMBARRIER, OPS 5, 5      3493991 states   659 MiB   5 s
  *     -DBUF=3, OPS 4, 4              2983998 states   641 MiB   5 s
- *     -DTHIEVES=2 -DRESTEAL, 2, 2, 1 11281604 states  962 MiB  13 s
- *     -DFORK -DRESTEAL (OPS 3, 3)    8996013 states   874 MiB  14 s
- *     the gap, as the code is: -DTHIEVES=2 (2, 2, 1) a trail of 81
- *     steps, -DFORK 57 steps; -DSTRICT_EXHAUSTION 119 steps (the -i
+ *     -DTHIEVES=2, OPS 2, 2, 1       11281604 states  962 MiB  13 s
+ *     -DFORK (OPS 3, 3)              8996013 states   874 MiB  14 s
+ *     the gap of the code as it was: -DTHIEVES=2 -DNO_RESTEAL (2, 2, 1)
+ *     a trail of 81 steps, -DFORK -DNO_RESTEAL 57 steps;
+ *     -DSTRICT_EXHAUSTION 119 steps (the -i
  *     searches for the shortest take 2 to 45 s).
- *   (A busy machine doubles the seconds.) Two thieves with RESTEAL at
+ *   (A busy machine doubles the seconds.) Two thieves at
  *   OPS 3, 2, 1 need more than 26 million states and 1.5 GiB.
  *
  * Switches (spin -D...):
@@ -161,8 +162,9 @@
  *   FORK                a fork's prepare and parent handler.
  *   BUF=n               stores the owner's store buffer holds (default 2).
  *   NO_MEMBARRIER       the seq_cst handshake (membarrier unavailable).
- *   RESTEAL             after waiting for another thief, look again at
- *                       the pool and the cache (the fix above).
+ *   NO_RESTEAL          after waiting for another thief, look at the pool
+ *                       alone, as the code did (property 3, with two
+ *                       thieves or a fork beside a thief).
  *   STRICT_EXHAUSTION   also assert the linearizable NULL (fails).
  * Broken variants, each caught by an assertion:
  *   NO_FENCE            the thief has no membarrier between its CAS and
@@ -174,8 +176,8 @@
  *                       before (property 1).
  *   SLOW_ENTRY_PLAIN    with NO_MEMBARRIER: the owner's entry a plain
  *                       store, not the seq_cst exchange (property 1).
- *   SKIP_FLUSHED        the thief skips caches with FLUSH set, as the
- *                       test-only fault LFPI_FAULT_IDLE_FLUSH does: an
+ *   SKIP_FLUSHED        the thief passes over caches with FLUSH set, as
+ *                       the test-only fault LFPI_FAULT_IDLE_FLUSH does: an
  *                       owner that went idle right after a thief asked
  *                       keeps its slots (property 3).
  */
@@ -469,7 +471,7 @@ retry:
 					if
 					:: ctl & STEAL -> other = 1
 #ifdef SKIP_FLUSHED
-					:: (ctl & (STEAL | FLUSH)) == FLUSH -> other = 1
+					:: (ctl & (STEAL | FLUSH)) == FLUSH -> skip
 					:: ctl == 0 ->
 #else
 					:: else ->
@@ -515,7 +517,7 @@ retry:
 		if
 		:: !got && other ->
 			(ctl & STEAL) == 0;
-#ifdef RESTEAL
+#ifndef NO_RESTEAL
 			/* The other thief may have found the owner busy and
 			 * left the slots where they were: look again, at the
 			 * pool and at the cache. */
