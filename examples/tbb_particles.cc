@@ -270,7 +270,8 @@ private:
 
 		while (get(t_.collisions) == 0 &&
 		       std::chrono::steady_clock::now() < end)
-			std::this_thread::sleep_for(std::chrono::microseconds(50));
+			std::this_thread::sleep_for(
+				std::chrono::microseconds(50));
 	}
 
 	static constexpr std::chrono::milliseconds linger_max{ 5 };
