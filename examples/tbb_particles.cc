@@ -166,7 +166,7 @@ struct tally {
 	std::atomic<std::uint64_t> jobs_freed_elsewhere{ 0 }, inlined{ 0 };
 	std::atomic<std::uint64_t> sparks{ 0 }, sparks_failed{ 0 };
 	std::atomic<std::uint64_t> implicit{ 0 }, collisions{ 0 };
-	std::atomic<std::uint64_t> bad{ 0 };
+	std::atomic<std::uint64_t> bad{ 0 }, beyond{ 0 };
 };
 
 void add(std::atomic<std::uint64_t> &n, std::uint64_t v = 1)
@@ -181,15 +181,19 @@ std::uint64_t get(const std::atomic<std::uint64_t> &n)
 
 /*
  * The caches of one arena, one slot per index the arena can give: made
- * inside the arena from this_task_arena::max_concurrency(), used by the
- * tasks of that arena only, destroyed once its work is done.
+ * inside the arena, used by the tasks of that arena only, destroyed once
+ * its work is done. max_concurrency() does not bound the indices: an
+ * arena has at least two slots, so a task_arena(1, 0) reports 1 and
+ * still lets a worker in at index 1 beside a thread at index 0. The
+ * table has max_concurrency() + 1 slots, and take() checks every index
+ * anyway: one beyond the table takes the implicit path, counted.
  */
 class arena_caches
 {
 public:
 	arena_caches(int n, lfp::pool<particle> &pp, lfp::pool<job> &jp,
-		     tally &t, bool share)
-		: t_(t), share_(share)
+		     tally &t, bool share, bool linger)
+		: t_(t), share_(share), linger_(linger)
 	{
 		for (int i = 0; i < n; i++)
 			slots_.push_back(std::make_unique<slot>(pp, jp));
@@ -204,8 +208,12 @@ public:
 	{
 		int i = tbb::this_task_arena::current_thread_index();
 
-		if (i < 0 || (unsigned)i >= slots_.size())
+		if (i < 0)
 			return nullptr;
+		if ((unsigned)i >= slots_.size()) {
+			add(t_.beyond);
+			return nullptr;
+		}
 		slot *s = slots_[share_ ? 0 : i].get();
 		if (s->busy.exchange(true, std::memory_order_relaxed)) {
 			add(t_.collisions);
@@ -217,6 +225,8 @@ public:
 			s->handovers += s->last != std::thread::id();
 			s->last = me;
 		}
+		if (linger_)
+			linger();
 		return s;
 	}
 
@@ -244,9 +254,31 @@ public:
 	}
 
 private:
+	/*
+	 * With the rules broken on purpose, hold the slot just taken until
+	 * another thread has been refused one, or for linger_max. A lease
+	 * lasts microseconds, so two threads on one cache would otherwise
+	 * overlap only by luck, and on one CPU almost never; a holder that
+	 * sleeps lets every other worker run and take its lease meanwhile,
+	 * so the misuse is caught in the first frame. Once one collision is
+	 * counted the run has failed, and nothing lingers any more. Never
+	 * done in a correct run, whose speed it would cost.
+	 */
+	void linger()
+	{
+		auto end = std::chrono::steady_clock::now() + linger_max;
+
+		while (get(t_.collisions) == 0 &&
+		       std::chrono::steady_clock::now() < end)
+			std::this_thread::sleep_for(
+				std::chrono::microseconds(50));
+	}
+
+	static constexpr std::chrono::milliseconds linger_max{ 5 };
+
 	std::vector<std::unique_ptr<slot>> slots_;
 	tally &t_;
-	bool share_;
+	bool share_, linger_;
 };
 
 /*
@@ -623,7 +655,7 @@ bool demo::check(const arena_caches &ac)
 		     js.rejected_frees);
 	if (!o_.quiet)
 		std::printf(
-			"%u frames, %zu arena slots (%u workers asked for)\n"
+			"%u frames, %zu slots of caches (%u workers asked for)\n"
 			"  particles: %" PRIu64 " spawned, %" PRIu64
 			" released (%" PRIu64 " through another slot than"
 			" their maker's), %" PRIu64 " not made: pool full\n"
@@ -634,13 +666,14 @@ bool demo::check(const arena_caches &ac)
 			PRIu64 "\n"
 			"  slot leases %" PRIu64 ", of which a slot changed"
 			" threads %" PRIu64 "; implicit-path leases %" PRIu64
+			" (index beyond the table %" PRIu64 ")"
 			"; slots wanted by two threads at once %" PRIu64 "\n",
 			o_.frames, ac.size(), o_.workers, get(t_.spawned),
 			get(t_.expired), get(t_.expired_elsewhere),
 			get(t_.spawn_failed), get(t_.jobs_run),
 			get(t_.jobs_freed_elsewhere), get(t_.inlined),
 			get(t_.sparks), leases, handovers, get(t_.implicit),
-			get(t_.collisions));
+			get(t_.beyond), get(t_.collisions));
 	return ok;
 }
 
@@ -659,8 +692,9 @@ int demo::run()
 	want_sum_ = subtree_sum(1, 0);
 	arena_.execute([&] {
 		ac = std::make_unique<arena_caches>(
-			tbb::this_task_arena::max_concurrency(), particles_,
-			jobs_, t_, o_.misuse == options::share);
+			tbb::this_task_arena::max_concurrency() + 1,
+			particles_, jobs_, t_, o_.misuse == options::share,
+			o_.misuse != options::none);
 	});
 	for (std::uint32_t frame = 0;; frame++) {
 		bool last = frame == o_.frames;
