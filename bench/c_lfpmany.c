@@ -184,7 +184,7 @@ static void *lfpm_cache_enter(unsigned tid)
 	return c;
 }
 
-static inline void lfpm_refuse(int err)
+WL_INLINE void lfpm_refuse(int err)
 {
 	if (__builtin_expect(err != 0, 0))
 		atomic_store_explicit(&lfpm_refused, 1, memory_order_relaxed);
@@ -192,13 +192,13 @@ static inline void lfpm_refuse(int err)
 
 /* implicit caches: lfp_alloc and lfp_free on pool k */
 
-static inline void *lfpm_alloc(void *ctx, unsigned k, size_t size)
+WL_INLINE void *lfpm_alloc(void *ctx, unsigned k, size_t size)
 {
 	(void)size;
 	return lfp_alloc(((struct lfpm_ctx *)ctx)->pool[k]);
 }
 
-static inline void lfpm_free(void *ctx, unsigned k, void *obj)
+WL_INLINE void lfpm_free(void *ctx, unsigned k, void *obj)
 {
 	lfpm_refuse(lfp_free(((struct lfpm_ctx *)ctx)->pool[k], obj));
 }
@@ -207,13 +207,13 @@ BENCH_POOLS_WORKLOADS(lfpmi, lfpm_alloc, lfpm_free)
 
 /* explicit caches: one per pool */
 
-static inline void *lfpm_cache_alloc(void *ctx, unsigned k, size_t size)
+WL_INLINE void *lfpm_cache_alloc(void *ctx, unsigned k, size_t size)
 {
 	(void)size;
 	return lfp_cache_alloc(((struct lfpm_ctx *)ctx)->cache[k]);
 }
 
-static inline void lfpm_cache_free(void *ctx, unsigned k, void *obj)
+WL_INLINE void lfpm_cache_free(void *ctx, unsigned k, void *obj)
 {
 	lfpm_refuse(lfp_cache_free(((struct lfpm_ctx *)ctx)->cache[k], obj));
 }
@@ -222,13 +222,13 @@ BENCH_POOLS_WORKLOADS(lfpmc, lfpm_cache_alloc, lfpm_cache_free)
 
 /* the family, through the implicit caches of its classes */
 
-static inline void *lfpm_fam_alloc(void *ctx, unsigned k, size_t size)
+WL_INLINE void *lfpm_fam_alloc(void *ctx, unsigned k, size_t size)
 {
 	(void)k;
 	return lfp_family_alloc(((struct lfpm_ctx *)ctx)->fam, size);
 }
 
-static inline void lfpm_fam_free(void *ctx, unsigned k, void *obj)
+WL_INLINE void lfpm_fam_free(void *ctx, unsigned k, void *obj)
 {
 	(void)k;
 	lfpm_refuse(lfp_family_free(((struct lfpm_ctx *)ctx)->fam, obj));
@@ -238,13 +238,13 @@ BENCH_FAMILY_WORKLOADS(lfpmf, lfpm_fam_alloc, lfpm_fam_free)
 
 /* the family, through one family cache per worker */
 
-static inline void *lfpm_fc_alloc(void *ctx, unsigned k, size_t size)
+WL_INLINE void *lfpm_fc_alloc(void *ctx, unsigned k, size_t size)
 {
 	(void)k;
 	return lfp_family_cache_alloc(((struct lfpm_ctx *)ctx)->fc, size);
 }
 
-static inline void lfpm_fc_free(void *ctx, unsigned k, void *obj)
+WL_INLINE void lfpm_fc_free(void *ctx, unsigned k, void *obj)
 {
 	(void)k;
 	lfpm_refuse(lfp_family_cache_free(((struct lfpm_ctx *)ctx)->fc, obj));

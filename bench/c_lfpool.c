@@ -113,12 +113,12 @@ static void lfpb_leave(void *ctx)
 	(void)ctx;
 }
 
-static inline void *lfpb_alloc(void *ctx)
+WL_INLINE void *lfpb_alloc(void *ctx)
 {
 	return lfp_alloc(ctx);
 }
 
-static inline void lfpb_free(void *ctx, void *obj)
+WL_INLINE void lfpb_free(void *ctx, void *obj)
 {
 	if (__builtin_expect(lfp_free(ctx, obj) != 0, 0))
 		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
@@ -160,12 +160,12 @@ static void lfpb_cache_leave(void *ctx)
 	lfp_cache_destroy(ctx);
 }
 
-static inline void *lfpb_cache_alloc(void *ctx)
+WL_INLINE void *lfpb_cache_alloc(void *ctx)
 {
 	return lfp_cache_alloc(ctx);
 }
 
-static inline void lfpb_cache_free(void *ctx, void *obj)
+WL_INLINE void lfpb_cache_free(void *ctx, void *obj)
 {
 	if (__builtin_expect(lfp_cache_free(ctx, obj) != 0, 0))
 		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);

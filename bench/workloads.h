@@ -2,8 +2,11 @@
  * The workloads, written once and compiled into each contender's file so
  * that the contender's alloc and free are inlined into the loops (an
  * indirect call per operation would cost the fast contenders more than the
- * slow ones). A contender file defines two static inline functions and
- * says BENCH_WORKLOADS(prefix, alloc_fn, free_fn).
+ * slow ones). A contender file defines two WL_INLINE functions and says
+ * BENCH_WORKLOADS(prefix, alloc_fn, free_fn). Plain `static inline` is
+ * only a hint: gcc 12 -O2 kept lfpool's wrappers out of line once they
+ * appeared in a dozen loops (a call per operation, which the lean lists'
+ * wrappers, inlined, did not pay).
  *
  * Every object is written in full (64 bytes) when it is allocated, as a
  * user would initialise it; the asm barrier keeps the compiler from

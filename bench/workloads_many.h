@@ -1,7 +1,8 @@
 /*
  * The workloads of an engine with many pools, and of size-class families,
  * compiled into each contender's file as workloads.h's are. A contender
- * defines two static inline functions,
+ * defines two WL_INLINE functions (see workloads.h for why not plain
+ * static inline),
  *
  *   void *alloc_in(void *ctx, unsigned k, size_t size);
  *   void free_in(void *ctx, unsigned k, void *obj);
