@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "cache/private.h"
 
 enum {
 	CAP = 128,
@@ -370,6 +371,123 @@ START_TEST(idle_caches_give_back)
 }
 END_TEST
 
+/*
+ * Two thieves and two caches, X and Y, whose owner (this thread) is idle
+ * with one free slot in each. This thread plays thief A through the
+ * internals: it holds X and Y as a thief that found X's owner busy and
+ * Y's idle would; thread B allocates, finds both held and waits for Y,
+ * the last it saw. A empties Y into the lists, asks X to flush, lets go
+ * of both and takes Y's slot after a short random delay, as its own
+ * allocation would. B must not return NULL while X's slot sits in an
+ * idle cache all along: after its wait it looks at the caches again,
+ * and again after a take that found the slots moved gone (pool.c,
+ * pool_take_hard). Before, about one trial in 100 (after the wait B
+ * looked at the lists alone: one in 3).
+ */
+static struct lfp_pool *sw_pool;
+static _Atomic int sw_go, sw_stop, sw_finished;
+static void *_Atomic sw_result;
+
+static void *sw_thief_b(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		/* Spinning, not yielding: B must be waiting for Y soon
+		 * after A holds it. */
+		while (!atomic_load(&sw_go))
+			if (atomic_load(&sw_stop))
+				return NULL;
+		atomic_store(&sw_go, 0);
+		atomic_store(&sw_result, lfp_alloc(sw_pool));
+		atomic_store(&sw_finished, 1);
+	}
+}
+
+/* Back to one free slot in each of x and y, their owner idle. */
+static void sw_reset(struct lfp_cache *x, struct lfp_cache *y)
+{
+	void *o, *p;
+
+	lfp_cache_flush(x);
+	lfp_cache_flush(y);
+	o = lfp_cache_alloc(x);
+	p = lfp_cache_alloc(y);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(lfp_cache_free(x, o), 0);
+	ck_assert_int_eq(lfp_cache_free(y, p), 0);
+}
+
+START_TEST(steal_after_wait_sees_idle_cache)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 2,
+				  .cache_size = 2, .batch_size = 1 };
+	long trials = under_sanitizer() ? 500 : 3000, stranded = 0;
+	struct lfp_cache *x, *y;
+	unsigned seed = 1;
+	pthread_t b;
+
+	ck_assert_int_eq(lfp_create(&cfg, &sw_pool), 0);
+	x = lfp_cache_create(sw_pool);
+	y = lfp_cache_create(sw_pool);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_nonnull(y);
+	sw_reset(x, y);
+	atomic_store(&sw_stop, 0);
+	ck_assert_int_eq(pthread_create(&b, NULL, sw_thief_b, NULL), 0);
+	for (long t = 0; t < trials; t++) {
+		uint32_t spare = LFPI_NIL, r = 0, idx;
+		unsigned d = (unsigned)rand_r(&seed) % 3000;
+		void *got;
+
+		ck_assert_uint_eq(lfpi_cache_n(x), 1);
+		ck_assert_uint_eq(lfpi_cache_n(y), 1);
+		ck_assert(lfpi_cache_claim_steal(x));
+		ck_assert(lfpi_cache_claim_steal(y));
+		atomic_store(&sw_finished, 0);
+		atomic_store(&sw_go, 1);
+		/* Time for B to find both held and wait for Y. */
+		for (volatile int i = 0; i < 20000; i++)
+			;
+		lfpi_cache_empty(y, &spare, &r);
+		lfpi_depot_put_spare(&sw_pool->depot, spare);
+		/* As a thief that found X's owner busy: a request, then let
+		 * go (release: pairs with B's claim). */
+		atomic_fetch_or_explicit(&x->hot.ctl, LFPI_CTL_FLUSH,
+					 memory_order_relaxed);
+		atomic_fetch_and_explicit(&x->hot.ctl, ~LFPI_CTL_STEAL,
+					  memory_order_release);
+		atomic_fetch_and_explicit(&y->hot.ctl,
+					  ~(LFPI_CTL_STEAL | LFPI_CTL_FLUSH),
+					  memory_order_release);
+		for (volatile unsigned i = 0; i < d; i++)
+			;
+		idx = lfpi_pool_take(sw_pool, &r);
+		while (!atomic_load(&sw_finished))
+			sched_yield();
+		got = atomic_load(&sw_result);
+		/* B gave up while X's slot stayed in X, its owner idle. */
+		if (!got && lfpi_cache_n(x) == 1 && idx != LFPI_NIL)
+			stranded++;
+		if (got)
+			ck_assert_int_eq(lfp_cache_free(x, got), 0);
+		if (idx != LFPI_NIL)
+			ck_assert_int_eq(lfp_cache_free(x, lfpi_hand_out(sw_pool,
+									 idx)),
+					 0);
+		sw_reset(x, y);
+	}
+	atomic_store(&sw_stop, 1);
+	pthread_join(b, NULL);
+	ck_assert_msg(stranded == 0,
+		      "%ld of %ld allocations returned NULL beside an idle "
+		      "cache's free slot", stranded, trials);
+	lfp_cache_destroy(x);
+	lfp_cache_destroy(y);
+	lfp_destroy(sw_pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("idle");
@@ -377,6 +495,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, idle_caches_give_back, 0, IDLE_NCASES);
+	tcase_add_test(tc, steal_after_wait_sees_idle_cache);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

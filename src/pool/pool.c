@@ -244,8 +244,19 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 	return idx;
 }
 
-/* The pool looks empty: empty idle explicit caches, then apply the
- * exhaustion policy, until a slot turns up or the policy gives up. */
+/*
+ * The pool looks empty: empty idle explicit caches, then apply the
+ * exhaustion policy, until a slot turns up or the policy gives up.
+ *
+ * A steal that moved slots (or, after waiting for another thief, found
+ * the lists full again) is followed by a take that may still find
+ * nothing: the other thief, or any thread, may take those slots first.
+ * Then we steal again rather than give up, because another cache may
+ * hold free slots whose owner went idle before we began: two thieves
+ * could otherwise leave one of them with NULL beside an idle cache's
+ * slot (tests/check_idle.c, steal_after_wait_sees_idle_cache). Each
+ * round again means another thread took slots: lock-free still.
+ */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
@@ -256,8 +267,9 @@ static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 	lfpi_want_init(pool, &want);
 	do {
 		idx = lfpi_pool_take(pool, retries);
-		if (idx == LFPI_NIL &&
-		    lfpi_cache_steal(pool, NULL, &emptied, retries))
+		/* Again while a steal moved slots (see above). */
+		while (idx == LFPI_NIL &&
+		       lfpi_cache_steal(pool, NULL, &emptied, retries))
 			idx = lfpi_pool_take(pool, retries);
 	} while (idx == LFPI_NIL &&
 		 (lfpi_fork_waited() || lfpi_exhausted(pool, &want)));
@@ -349,8 +361,9 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_leave(c);
 		if ((shared = idx == LFPI_NIL))
 			idx = lfpi_pool_take(pool, &retries);
-		if (idx == LFPI_NIL &&
-		    lfpi_cache_steal(pool, c, &emptied, &retries))
+		/* As in pool_take_hard. */
+		while (idx == LFPI_NIL &&
+		       lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
 		/* Policy hooks run here, outside the cache's operation. */
 		if (idx != LFPI_NIL ||
