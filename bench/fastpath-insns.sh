@@ -64,7 +64,7 @@ budget() {
 	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 40 ;;
 	gcc:family_alloc) echo 46 ;; gcc:family_free) echo 54 ;;
 	gcc:fcache_alloc) echo 38 ;; gcc:fcache_free) echo 46 ;;
-	clang:family_alloc) echo 42 ;; clang:family_free) echo 53 ;;
+	clang:family_alloc) echo 42 ;; clang:family_free) echo 54 ;;
 	clang:fcache_alloc) echo 37 ;; clang:fcache_free) echo 47 ;;
 	esac
 }
