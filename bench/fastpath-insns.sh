@@ -60,8 +60,8 @@ budget() {
 	case $1:$2 in
 	gcc:explicit_alloc) echo 24 ;; gcc:explicit_free) echo 36 ;;
 	gcc:implicit_alloc) echo 28 ;; gcc:implicit_free) echo 41 ;;
-	clang:explicit_alloc) echo 21 ;; clang:explicit_free) echo 36 ;;
-	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 40 ;;
+	clang:explicit_alloc) echo 21 ;; clang:explicit_free) echo 34 ;;
+	clang:implicit_alloc) echo 25 ;; clang:implicit_free) echo 39 ;;
 	gcc:family_alloc) echo 46 ;; gcc:family_free) echo 54 ;;
 	gcc:fcache_alloc) echo 38 ;; gcc:fcache_free) echo 46 ;;
 	clang:family_alloc) echo 42 ;; clang:family_free) echo 54 ;;
