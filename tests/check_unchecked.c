@@ -8,6 +8,9 @@
 #include <stdatomic.h>
 #include <sys/wait.h>
 
+/* HAVE_VALGRIND_MEMCHECK_H: without it RUNNING_ON_VALGRIND is 0 here while
+ * the library, which has it, sees Valgrind and checks the pool. */
+#include "config.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)
