@@ -250,7 +250,10 @@ for cc in "$@"; do
 		b=$(budget "$family" "$path")
 		t=$(target "$path")
 		if [ -z "$n" ]; then
-			echo "FAIL: $cc: no return found in $path"
+			case $path in
+			u_*) echo "FAIL: $cc: $path did not run to its return" ;;
+			*) echo "FAIL: $cc: no return found in $path" ;;
+			esac
 			status=1
 			continue
 		fi
