@@ -244,7 +244,11 @@ enum lfp_exhaust {
  * never allocated, is undefined, as for free(3): the pool does not look
  * for it (lfp_free may return 0 and hand the object out twice later).
  * A pointer that is not an object's start is still refused (-EINVAL),
- * and one outside the pool (-EFAULT), as in any pool.
+ * and one outside the pool (-EFAULT), as in any pool; so is the start of
+ * a slot a growable pool has not grown into yet (-EALREADY, "never
+ * allocated"): a cache releases on its inline path only the slots the
+ * pool had when the cache was made, and sends those grown into later out
+ * of line, where the slot is checked against the pool's size at the call.
  * What needs the generation is refused, in every build: lfp_handle_of
  * gives LFP_NULL_HANDLE, lfp_resolve and lfp_resolve_bulk find nothing
  * (NULL), lfp_free_handle and lfp_cache_free_handle return -ENOTSUP,

@@ -268,6 +268,74 @@ START_TEST(paths_and_counts)
 }
 END_TEST
 
+/* Release obj through path k of grow_limit_refused. */
+static int release_by(struct lfp_pool *pool, struct lfp_cache *c, int k,
+		      void *obj)
+{
+	switch (k) {
+	case 1:
+		return lfp_cache_free(c, obj);
+	case 2:
+		return lfp_cache_free_bulk(c, &obj, 1) == 1 ? 0 : -EALREADY;
+	default:
+		return lfp_free(pool, obj);
+	}
+}
+
+/*
+ * A growable pool: an object start it has not grown into is refused
+ * (-EALREADY) through every path, in both modes, and never handed out;
+ * objects of slots grown into after a cache was made are taken back
+ * through it (out of line), and a cache made after growth takes them too.
+ * Paths: the implicit cache, an explicit one, its bulk release, and the
+ * shared path (LFP_F_NO_CACHE).
+ */
+START_TEST(grow_limit_refused)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 16,
+				  .max_capacity = 1024,
+				  .exhaust = LFP_EXHAUST_GROW,
+				  .flags = LFP_F_UNCHECKED |
+					   (_i == 3 ? LFP_F_NO_CACHE : 0) };
+	struct lfp_pool *pool;
+	struct lfp_cache *c, *late;
+	char *base, *far, *o[40];
+	size_t stride;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	c = lfp_cache_create(pool);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(o[0] = lfp_cache_alloc(c));
+	base = lfp_at(pool, 0);
+	stride = (size_t)((char *)lfp_at(pool, 1) - base);
+	far = base + 1000 * stride;
+	ck_assert(!lfp_owns(pool, far));
+	ck_assert_int_eq(release_by(pool, c, _i, far), -EALREADY);
+	ck_assert_int_eq(release_by(pool, c, _i, far), -EALREADY);
+	/* Not handed out: every allocation stays below the limit. */
+	for (int i = 1; i < 40; i++) {
+		ck_assert_ptr_nonnull(o[i] = lfp_cache_alloc(c));
+		ck_assert_ptr_ne(o[i], far);
+		ck_assert(lfp_owns(pool, o[i]));
+	}
+	ck_assert_uint_ge(lfp_extent(pool), 40);
+	ck_assert(!lfp_owns(pool, far));
+	ck_assert_int_eq(release_by(pool, c, _i, far), -EALREADY);
+	/* Grown into after c was made: released through c all the same. */
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(release_by(pool, c, _i, o[i]), 0);
+	late = lfp_cache_create(pool);
+	ck_assert_ptr_nonnull(late);
+	ck_assert_int_eq(release_by(pool, late, _i, far), -EALREADY);
+	for (int i = 20; i < 40; i++)
+		ck_assert_int_eq(release_by(pool, late, _i, o[i]), 0);
+	lfp_cache_destroy(late);
+	lfp_cache_destroy(c);
+	counts_add_up(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 START_TEST(hooks_run)
 {
 	struct lfp_config cfg = { .obj_size = 32, .capacity = 16,
@@ -472,6 +540,7 @@ int main(void)
 	tcase_add_loop_test(tc, bad_pointers_refused, 0, 2);
 	tcase_add_loop_test(tc, double_release, 0, 2);
 	tcase_add_loop_test(tc, paths_and_counts, 0, 3);
+	tcase_add_loop_test(tc, grow_limit_refused, 0, 4);
 	tcase_add_test(tc, hooks_run);
 	tcase_add_test(tc, family_classes);
 	tcase_add_test(tc, idle_cache_stolen);

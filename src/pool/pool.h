@@ -34,9 +34,19 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
 	uint32_t gen;
 
-	/* Unchecked: a double release is the caller's undefined behaviour. */
+	/*
+	 * Unchecked: a double release is the caller's undefined behaviour,
+	 * but a slot a growable pool has not grown into is refused as in a
+	 * default pool (its memory is not committed, and growth would hand
+	 * it out again). Relaxed: a thread that was handed an object of a
+	 * newer segment saw that limit (the bump's acquire, then whatever
+	 * passed the object on), so its load cannot read an older one.
+	 */
 	if (pool->bare)
-		return 0;
+		return idx < atomic_load_explicit(&pool->limit,
+						  memory_order_relaxed) ?
+			       0 :
+			       -EALREADY;
 	gen = atomic_load_explicit(g, memory_order_relaxed);
 	if (LFPI_LIKELY(!strict)) {
 		if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
