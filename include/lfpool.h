@@ -467,7 +467,8 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  *             allocated (this includes slots a growable pool has not
  *             grown into yet, which lfp_owns does not count as its own);
  *             in an unchecked pool (LFP_F_UNCHECKED) that is undefined
- *             instead, except where the pool is checked anyway.
+ *             instead, except for slots not grown into yet (still
+ *             refused) and where the pool is checked anyway.
  * A double release that races with another release of the same object is
  * caught only with LFP_F_STRICT or LFP_F_NO_CACHE: then exactly one of the
  * two succeeds, whichever calls release it (lfp_free, lfp_cache_free on
