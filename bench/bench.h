@@ -176,7 +176,7 @@ struct bench_micro_cell {
 };
 
 /* The whole measurement: what ran, and every repetition of every cell. */
-#define BENCH_NCT 15
+#define BENCH_NCT 17
 #define BENCH_MAX_TCOUNTS 4
 
 struct bench_cell {
@@ -275,6 +275,8 @@ extern const struct bench_contender bench_mutex;
 extern const struct bench_contender bench_lfp_bare;
 extern const struct bench_contender bench_lfp_implicit;
 extern const struct bench_contender bench_lfp_explicit;
+extern const struct bench_contender bench_lfp_unchecked;
+extern const struct bench_contender bench_lfp_unchecked_implicit;
 extern const struct bench_contender bench_lfp_huge;
 extern const struct bench_contender bench_treiber;
 extern const struct bench_contender bench_boost_freelist;

@@ -3,7 +3,10 @@
  * - bare: the shared lock-free stack alone (LFP_F_NO_CACHE);
  * - implicit: lfp_alloc/lfp_free through the per-thread cache;
  * - explicit: one lfp_cache per worker, lfp_cache_alloc/lfp_cache_free;
- * - huge: explicit, on a pool made with LFP_F_HUGEPAGE.
+ * - huge: explicit, on a pool made with LFP_F_HUGEPAGE;
+ * - unchecked: explicit, on a pool made with LFP_F_UNCHECKED (no
+ *   generation word: the cached paths touch only the cache and the
+ *   object), and the same pool through the implicit cache.
  * The implicit and explicit rows run the workloads of many pools and of
  * families too, with the hooks of c_lfpmany.c.
  * After each run the pool's counters must show every object back and no
@@ -210,4 +213,33 @@ const struct bench_contender bench_lfp_huge = {
 	.enter = lfpb_cache_enter,
 	.leave = lfpb_cache_leave,
 	.fns = lfpc_fns,
+};
+
+static int lfpb_setup_unchecked(unsigned nthreads)
+{
+	(void)nthreads;
+	return lfpb_create(LFP_F_UNCHECKED);
+}
+
+const struct bench_contender bench_lfp_unchecked = {
+	.name = "lfp_unchecked",
+	.label = "lfp_explicit on a pool made with LFP_F_UNCHECKED (no "
+		 "generation, no double-release check)",
+	.init = lfpb_init,
+	.setup = lfpb_setup_unchecked,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_cache_enter,
+	.leave = lfpb_cache_leave,
+	.fns = lfpc_fns,
+};
+
+const struct bench_contender bench_lfp_unchecked_implicit = {
+	.name = "lfp_unchecked_implicit",
+	.label = "lfp_implicit on a pool made with LFP_F_UNCHECKED",
+	.init = lfpb_init,
+	.setup = lfpb_setup_unchecked,
+	.teardown = lfpb_teardown,
+	.enter = lfpb_enter,
+	.leave = lfpb_leave,
+	.fns = lfpb_fns,
 };

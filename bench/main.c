@@ -34,6 +34,7 @@ static const struct bench_contender *const main_all[BENCH_NCT] = {
 	&bench_jemalloc, &bench_tcmalloc,    &bench_ck,
 	&bench_urcu,    &bench_mutex,        &bench_lfp_huge,
 	&bench_treiber, &bench_boost_freelist, &bench_tbbmalloc,
+	&bench_lfp_unchecked, &bench_lfp_unchecked_implicit,
 };
 
 struct main_opts {
@@ -77,7 +78,9 @@ static void main_usage(FILE *f)
 		"lfp_bare,glibc,\n"
 		"                       mimalloc,jemalloc,tcmalloc,ck_stack,"
 		"urcu_lfs,mutex,\n"
-		"                       treiber,boost_freelist,tbbmalloc,\n"
+		"                       treiber,boost_freelist,tbbmalloc,"
+		"lfp_unchecked,\n"
+		"                       lfp_unchecked_implicit (LFP_F_UNCHECKED),\n"
 		"                       lfp_huge (LFP_F_HUGEPAGE; only when "
 		"named here)\n"
 		"  --jemalloc PATH      libjemalloc.so to LD_PRELOAD for its row\n"

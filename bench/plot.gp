@@ -24,6 +24,10 @@ set linetype 12 lc rgb "#e377c2" lw 3 dt 1 pt 11
 set linetype 13 lc rgb "#000000" lw 1.5 dt 5 pt 13
 set linetype 14 lc rgb "#aec7e8" lw 1.5 dt 5 pt 15
 set linetype 15 lc rgb "#98df8a" lw 1.5 dt 1 pt 2
+# lfp_unchecked and lfp_unchecked_implicit: lfpool's, thick, dotted
+# beside the explicit and implicit rows' colours.
+set linetype 16 lc rgb "#d62728" lw 3 dt 3 pt 7
+set linetype 17 lc rgb "#ff7f0e" lw 3 dt 3 pt 5
 
 set datafile missing "?"
 set logscale x 2

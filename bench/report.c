@@ -237,6 +237,13 @@ static const struct report_target report_targets[] = {
 	  "explicit cache: 8 threads >= 0.9x 2 threads" },
 	{ SCALING, "lfp_implicit", NULL, 0.9, RT_SCALING,
 	  "implicit cache: 8 threads >= 0.9x 2 threads" },
+	{ VS_LEAN, "lfp_unchecked", "lfp_explicit", 1.3, RT(WL_PAIR),
+	  "unchecked explicit cache >= 1.3x a default pool's (1-2 threads)" },
+	{ VS_LOCAL, "lfp_unchecked", NULL, 0.8, RT(WL_PAIR),
+	  "unchecked explicit cache >= 0.8x the thread-local array on pairs" },
+	{ VS_LOCAL, "lfp_unchecked", NULL, 0.75, RT(WL_BURST_LIFO),
+	  "unchecked explicit cache >= 0.75x the thread-local array on "
+	  "bursts" },
 	{ VS_LEAN, "lfp_bare", "treiber", 0.9, RT(WL_PAIR),
 	  "next step: bare shared list >= 0.9x the minimal Treiber stack "
 	  "(1-2 threads)" },

@@ -237,6 +237,43 @@ enum lfp_exhaust {
  */
 #define LFP_F_WAIT_DEFERRED (1u << 4)
 
+/*
+ * A pool that keeps no generation word, for objects that are never named
+ * by handle nor walked: its cached allocation and release touch only the
+ * cache and the object. A double release, or the release of an object
+ * never allocated, is undefined, as for free(3): the pool does not look
+ * for it (lfp_free may return 0 and hand the object out twice later).
+ * A pointer that is not an object's start is still refused (-EINVAL),
+ * and one outside the pool (-EFAULT), as in any pool; so is the start of
+ * a slot a growable pool has not grown into yet (-EALREADY, "never
+ * allocated"): a cache releases on its inline path only the slots the
+ * pool had when the cache was made, and sends those grown into later out
+ * of line, where the slot is checked against the pool's size at the call.
+ * What needs the generation is refused, in every build: lfp_handle_of
+ * gives LFP_NULL_HANDLE, lfp_resolve and lfp_resolve_bulk find nothing
+ * (NULL), lfp_free_handle and lfp_cache_free_handle return -ENOTSUP,
+ * lfp_foreach and lfp_foreach_range return -ENOTSUP, and lfp_iter_next
+ * ends at once. lfp_is_live says only what it can: false for what is
+ * not an object's start below lfp_extent (never live), true otherwise
+ * (maybe live; exact in a checked pool, see below).
+ * lfp_create refuses with -EINVAL the flag together with LFP_F_STRICT
+ * (an atomic check of the generation) or a ctor (which runs at a slot's
+ * first handout, known by its generation); it takes every other flag,
+ * policy and hook: on_alloc, on_free, reclaim, growth, lfp_trim,
+ * lfp_free_deferred and LFP_F_WAIT_DEFERRED need no generation, and with
+ * LFP_F_NO_CACHE the shared path releases without a check. Families take
+ * it for all their classes (lfp_family_config.flags).
+ * Checked anyway: in a library built with --enable-debug, in a program
+ * with ASan (found as the top of this header says), under Valgrind
+ * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
+ * its generation words and checks each release as a default pool does:
+ * a double release returns -EALREADY, and lfp_is_live is exact. Those
+ * pools take the out-of-line paths anyway, so a test build catches what
+ * a release build lets through; handles and walks are refused there too,
+ * so that a program behaves alike in both.
+ */
+#define LFP_F_UNCHECKED (1u << 5)
+
 /* The largest lfp_config.cache_size. */
 #define LFP_MAX_CACHE_SIZE 4096u
 
@@ -356,9 +393,10 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  *              two, capacity is 0, unknown flags or exhaust policy,
  *              LFP_EXHAUST_RECLAIM without reclaim, LFP_EXHAUST_GROW
  *              without max_capacity, max_capacity below capacity,
- *              cache_size or batch_size out of range, or caller
+ *              cache_size or batch_size out of range, caller
  *              memory that is too small or not aligned to
- *              max(LFP_MEMORY_ALIGN, align);
+ *              max(LFP_MEMORY_ALIGN, align), or LFP_F_UNCHECKED with
+ *              LFP_F_STRICT or a ctor;
  *   -EOVERFLOW capacity or max_capacity > LFP_MAX_CAPACITY, or the total
  *              size overflows;
  *   -ENOMEM    the memory could not be mapped;
@@ -427,7 +465,10 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  *             out for max_capacity slots);
  *   -EALREADY obj is already free (a double release) or was never
  *             allocated (this includes slots a growable pool has not
- *             grown into yet, which lfp_owns does not count as its own).
+ *             grown into yet, which lfp_owns does not count as its own);
+ *             in an unchecked pool (LFP_F_UNCHECKED) that is undefined
+ *             instead, except for slots not grown into yet (still
+ *             refused) and where the pool is checked anyway.
  * A double release that races with another release of the same object is
  * caught only with LFP_F_STRICT or LFP_F_NO_CACHE: then exactly one of the
  * two succeeds, whichever calls release it (lfp_free, lfp_cache_free on
@@ -883,7 +924,8 @@ static inline bool lfp_handle_eq(lfp_handle a, lfp_handle b)
  * The handle of a live object.
  *
  * Returns the handle, or LFP_NULL_HANDLE if pool or obj is NULL, obj is not
- * the start of an object of this pool, or the object is not live.
+ * the start of an object of this pool, the object is not live, or the
+ * pool is unchecked (LFP_F_UNCHECKED), which has no handles.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; if another thread releases obj meanwhile, the result is
  * either its old handle (already stale) or the null handle.
@@ -895,8 +937,9 @@ LFP_API lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj);
  * The object a handle names, if it is still live.
  *
  * Returns the object, or NULL if pool is NULL or h is stale (its object was
- * released), null, forged, or out of range. Never reads memory outside the
- * pool's metadata, whatever h holds.
+ * released), null, forged, or out of range, or the pool is unchecked
+ * (LFP_F_UNCHECKED: every handle is forged there; lfp_resolve_bulk too).
+ * Never reads memory outside the pool's metadata, whatever h holds.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. The answer is true at the moment of the call: if another
  * thread may release the object, it may be gone by the time you use it
@@ -935,6 +978,7 @@ LFP_API size_t lfp_resolve_bulk(const struct lfp_pool *pool,
  *
  * Returns 0, or, leaving every object and count but rejected_frees as it
  * was:
+ *   -ENOTSUP  the pool is unchecked (LFP_F_UNCHECKED);
  *   -EINVAL   pool is NULL, or h has a generation no live object has
  *             (the null handle, any even generation);
  *   -EFAULT   h's index is not a slot of this pool (>= max_capacity;
@@ -962,7 +1006,9 @@ LFP_API int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h);
 /*
  * Whether obj is a live object of this pool (allocated, not yet released).
  * False for NULL arguments, pointers outside the pool or not at the start
- * of an object.
+ * of an object. In an unchecked pool (LFP_F_UNCHECKED) without checks it
+ * cannot tell live from released: true for the start of any object below
+ * lfp_extent (maybe live), false for the rest (never live).
  * Thread safety: any thread; like lfp_resolve, the answer may be outdated
  * as soon as it is returned if another thread allocates or releases obj.
  * Progress: wait-free.
@@ -1011,8 +1057,9 @@ LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
  * handed out are not looked at.
  *
  * Returns 0 when every slot was visited, the first non-zero value fn
- * returned, or -EINVAL if pool or fn is NULL (fn should therefore stop
- * the walk with a positive value).
+ * returned, -EINVAL if pool or fn is NULL (fn should therefore stop
+ * the walk with a positive value), or -ENOTSUP if the pool is unchecked
+ * (LFP_F_UNCHECKED), whose objects are not walked (fn is not called).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; several walks may run at once. Progress: wait-free for the
  * walk itself (O(extent)), plus whatever fn does.
@@ -1072,8 +1119,8 @@ struct lfp_iter {
  * Start an iteration over the live objects of the slot indices [begin,
  * end), in slot order, as lfp_foreach_range would walk them: end is
  * clamped to lfp_extent (read here, once), so UINT32_MAX means "to the
- * end", and begin >= end yields nothing. If pool is NULL the iteration
- * yields nothing; if it is NULL, nothing is done.
+ * end", and begin >= end yields nothing. If pool is NULL or unchecked
+ * (LFP_F_UNCHECKED) the iteration yields nothing; if it is NULL, nothing is done.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; it must be the only thread using it until it is done.
  * Progress: wait-free.
@@ -1484,6 +1531,10 @@ struct lfpi_cache_hot {
 	LFPI_H_ATOMIC(uint32_t) active; /* 1 while the owner is in an operation */
 	LFPI_H_ATOMIC(uint32_t) ctl;    /* non-zero: take the out-of-line path */
 	uint32_t size;           /* slots[] holds this many */
+	/* An unchecked pool's nslots (its nslots is then 0, so the checked
+	 * release never matches); 0 in every other pool. In the padding
+	 * before slots, so the default pool's words stay where they were. */
+	uint32_t bslots;
 	/* Plain: only the owner touches them, or a thread that took the
 	 * cache from it through the handshake (ownership moves with the
 	 * release and acquire on active and ctl, as an object's bytes move
@@ -1574,8 +1625,9 @@ struct lfpi_family_cache_hot {
 
 /* The out-of-line halves, in the library. Not part of the API. */
 LFP_API void *lfpi_cache_alloc_slow(struct lfp_cache *cache, uint32_t ctl);
-LFP_API void lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
-				 uint32_t ctl);
+/* Returns 0, so that the inline release ends in a tail call. */
+LFP_API int lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,
+				uint32_t ctl);
 LFP_API int lfpi_cache_free_slow(struct lfp_cache *cache, void *obj);
 LFP_API void *lfpi_alloc_slow(struct lfp_pool *pool);
 LFP_API int lfpi_free_slow(struct lfp_pool *pool, void *obj);
@@ -1595,6 +1647,14 @@ LFP_API void *lfpi_family_cache_alloc_slow(struct lfp_family_cache *fc,
 					   size_t size);
 LFP_API int lfpi_family_cache_free_slow(struct lfp_family_cache *fc,
 					void *obj);
+
+/*
+ * A bit of ctl set for the cache's life in an unchecked pool that is not
+ * checked anyway (LFP_F_UNCHECKED): ctl equal to it lets the fast path go
+ * on without the generation word, as ctl 0 does with it. A thief's bits
+ * added to it send the owner out of line as they do in any cache.
+ */
+#define LFPI_CTL_BARE 8u
 
 #define LFPI_TOP_SHIFT 13
 #define LFPI_TOP_COUNT ((UINT64_C(1) << LFPI_TOP_SHIFT) - 1)
@@ -1622,10 +1682,9 @@ LFPI_H_INLINE uint32_t lfpi_cache_enter_fast(struct lfpi_cache_hot *c)
  * Take the slot on top of slots[] (n of them, top the word that counts
  * them), inside an operation the caller entered with ctl 0, and leave.
  */
-LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
-					uint64_t top, uint32_t n)
+LFPI_H_INLINE uint32_t lfpi_cache_pop_top(struct lfpi_cache_hot *c,
+					  uint64_t top, uint32_t n)
 {
-	LFPI_H_ATOMIC(uint32_t) *g;
 	uint32_t idx = c->slots[n - 1];
 
 	/* Release (a plain store on x86): pairs with the acquire load of
@@ -1636,10 +1695,28 @@ LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */
 	LFPI_H_STORE(&c->active, 0, release);
+	return idx;
+}
+
+LFPI_H_INLINE void *lfpi_cache_take_top(struct lfpi_cache_hot *c,
+					uint64_t top, uint32_t n)
+{
+	LFPI_H_ATOMIC(uint32_t) *g;
+	uint32_t idx = lfpi_cache_pop_top(c, top, n);
+
 	/* The slot is ours: make its generation odd (live). Relaxed: the
 	 * release that made it free reached us with the slot. */
 	g = &c->gen[2 * (size_t)idx];
 	LFPI_H_STORE(g, LFPI_H_LOAD(g, relaxed) + 1, relaxed);
+	return c->objs + (size_t)idx * c->stride;
+}
+
+/* The same in an unchecked pool (ctl LFPI_CTL_BARE): no generation. */
+LFPI_H_INLINE void *lfpi_cache_take_bare(struct lfpi_cache_hot *c,
+					 uint64_t top, uint32_t n)
+{
+	uint32_t idx = lfpi_cache_pop_top(c, top, n);
+
 	return c->objs + (size_t)idx * c->stride;
 }
 
@@ -1653,9 +1730,13 @@ LFPI_H_INLINE void *lfpi_cache_alloc_body(struct lfp_cache *cache)
 	ctl = lfpi_cache_enter_fast(c);
 	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != 0))
-		return lfpi_cache_alloc_slow(cache, ctl);
-	return lfpi_cache_take_top(c, top, n);
+	if (LFPI_H_LIKELY(n != 0)) {
+		if (LFPI_H_LIKELY(ctl == 0))
+			return lfpi_cache_take_top(c, top, n);
+		if (ctl == LFPI_CTL_BARE)
+			return lfpi_cache_take_bare(c, top, n);
+	}
+	return lfpi_cache_alloc_slow(cache, ctl);
 }
 
 /*
@@ -1673,8 +1754,12 @@ LFPI_H_INLINE void *lfpi_cache_alloc_try(struct lfp_cache *cache)
 	ctl = lfpi_cache_enter_fast(c);
 	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (LFPI_H_LIKELY(ctl == 0) && LFPI_H_LIKELY(n != 0))
-		return lfpi_cache_take_top(c, top, n);
+	if (LFPI_H_LIKELY(n != 0)) {
+		if (LFPI_H_LIKELY(ctl == 0))
+			return lfpi_cache_take_top(c, top, n);
+		if (ctl == LFPI_CTL_BARE)
+			return lfpi_cache_take_bare(c, top, n);
+	}
 	/* Release: as in lfpi_cache_take_top. */
 	LFPI_H_STORE(&c->active, 0, release);
 	return (void *)0;
@@ -1706,25 +1791,21 @@ LFPI_H_INLINE LFPI_H_ATOMIC(uint32_t) *lfpi_cache_gen(const struct lfpi_cache_ho
 }
 
 /*
- * Release slot idx (< nslots) into the cache, its generation gen (odd,
- * live) read from g.
+ * Put slot idx, released, into the cache: on its fast path if ctl is
+ * want (0, or LFPI_CTL_BARE in an unchecked pool) and there is room.
  */
-LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
-				       LFPI_H_ATOMIC(uint32_t) *g, uint32_t gen)
+LFPI_H_INLINE int lfpi_cache_push(struct lfp_cache *cache, uint64_t idx,
+				  uint32_t want)
 {
 	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
 	uint64_t top;
 	uint32_t ctl, n;
 
-	/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
-	LFPI_H_STORE(g, gen + 1, relaxed);
 	ctl = lfpi_cache_enter_fast(c);
 	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (!LFPI_H_LIKELY(ctl == 0) || !LFPI_H_LIKELY(n != c->size)) {
-		lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
-		return 0;
-	}
+	if (!LFPI_H_LIKELY(ctl == want) || !LFPI_H_LIKELY(n != c->size))
+		return lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
 	c->slots[n] = (uint32_t)idx;
 	/* Release: as in lfpi_cache_alloc_inline. */
 	LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
@@ -1738,6 +1819,18 @@ LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
 	return 0;
 }
 
+/*
+ * Release slot idx (< nslots) into the cache, its generation gen (odd,
+ * live) read from g.
+ */
+LFPI_H_INLINE int lfpi_cache_free_live(struct lfp_cache *cache, uint64_t idx,
+				       LFPI_H_ATOMIC(uint32_t) *g, uint32_t gen)
+{
+	/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
+	LFPI_H_STORE(g, gen + 1, relaxed);
+	return lfpi_cache_push(cache, idx, 0);
+}
+
 /* lfp_cache_free on a cache that is not NULL. */
 LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 {
@@ -1746,8 +1839,12 @@ LFPI_H_INLINE int lfpi_cache_free_body(struct lfp_cache *cache, void *obj)
 	LFPI_H_ATOMIC(uint32_t) *g;
 	uint32_t gen;
 
-	if (!LFPI_H_LIKELY(idx < c->nslots))
+	if (!LFPI_H_LIKELY(idx < c->nslots)) {
+		/* An unchecked pool's object: no generation to look at. */
+		if (idx < c->bslots)
+			return lfpi_cache_push(cache, idx, LFPI_CTL_BARE);
 		return lfpi_cache_free_slow(cache, obj);
+	}
 	g = lfpi_cache_gen(c, idx);
 	gen = LFPI_H_LOAD(g, relaxed);
 	/* Free already (even): out of line, to be refused. A live
@@ -1858,6 +1955,38 @@ LFPI_H_INLINE bool lfpi_family_find(const struct lfpi_family_hot *f,
 }
 
 /*
+ * Put slot idx of an unchecked pool into the cache if its fast path can
+ * (ctl is LFPI_CTL_BARE and there is room): 0; otherwise 1, with the
+ * operation entered left at once as one that touched nothing, for the
+ * caller's out-of-line path (which then has no second call site here
+ * to share).
+ */
+LFPI_H_INLINE int lfpi_cache_push_try(struct lfp_cache *cache, uint64_t idx)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint64_t top;
+	uint32_t ctl, n;
+
+	ctl = lfpi_cache_enter_fast(c);
+	top = LFPI_H_LOAD(&c->top, relaxed);
+	n = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (ctl == LFPI_CTL_BARE && n != c->size) {
+		c->slots[n] = (uint32_t)idx;
+		/* Release: as in lfpi_cache_push. */
+		LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
+		/* Release: as in lfpi_cache_push. */
+		LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1,
+			     release);
+		/* Release: as in lfpi_cache_alloc_inline. */
+		LFPI_H_STORE(&c->active, 0, release);
+		return 0;
+	}
+	/* Release: as in lfpi_cache_take_top. */
+	LFPI_H_STORE(&c->active, 0, release);
+	return 1;
+}
+
+/*
  * Release obj into cache if the fast path can (obj is a live object's
  * start in the cache's pool): 0; otherwise 1, with nothing done.
  */
@@ -1869,12 +1998,14 @@ LFPI_H_INLINE int lfpi_cache_free_try(struct lfp_cache *cache, void *obj)
 	uint32_t gen;
 
 	if (!LFPI_H_LIKELY(idx < c->nslots))
-		return 1;
+		return idx < c->bslots ? lfpi_cache_push_try(cache, idx) : 1;
 	g = lfpi_cache_gen(c, idx);
 	gen = LFPI_H_LOAD(g, relaxed);
 	if (!LFPI_H_LIKELY(gen & 1))
 		return 1;
-	return lfpi_cache_free_live(cache, idx, g, gen);
+	/* It returns 0 always; the callers see the constant. */
+	(void)lfpi_cache_free_live(cache, idx, g, gen);
+	return 0;
 }
 
 /*

@@ -526,6 +526,15 @@ using cache_unique_ptr = std::unique_ptr<T, cache_deleter<T>>;
  * Every live slot is taken for a T then: a slot allocated through
  * native() with lfp_alloc must hold a T by that time (or T be trivially
  * destructible).
+ *
+ * An unchecked pool (LFP_F_UNCHECKED in lfp_config.flags) takes only a
+ * trivially destructible T: it can neither walk its live objects for
+ * their destructors at the end nor tell a live object from a destroyed
+ * one, so for any other T the constructor throws EINVAL and create
+ * returns -EINVAL. With a trivially destructible T, destroying an object
+ * twice is undefined there, as a second lfp_free is (see destroy), and
+ * destroy(handle), handle_of, resolve and for_each find nothing (the C
+ * calls' answers for such a pool).
  */
 template <class T> class pool
 {
@@ -560,7 +569,9 @@ public:
 	 * align a multiple of alignof(T)) or the pool is refused with EINVAL.
 	 * Hooks and policies are the C API's: a ctor or on_alloc hook sees
 	 * the slot before T's constructor runs, on_free after its destructor.
-	 * Throws std::system_error with the errors of lfp_create.
+	 * Throws std::system_error with the errors of lfp_create, and
+	 * EINVAL for LFP_F_UNCHECKED with a T that is not trivially
+	 * destructible (see the class).
 	 * Thread safety: any thread. Progress: blocking (maps memory).
 	 */
 	explicit pool(const lfp_config &cfg)
@@ -578,8 +589,9 @@ public:
 	 * built with -fno-exceptions, where the constructors abort.
 	 * Returns 0, out then holding the pool; -EBUSY if out holds a pool
 	 * already (it is left as it was: reset() it first); or the negative
-	 * errno value the constructor would throw (-EINVAL for capacity 0 or
-	 * a cfg that cannot hold a T, -EOVERFLOW, -ENOMEM, and the other
+	 * errno value the constructor would throw (-EINVAL for capacity 0,
+	 * a cfg that cannot hold a T, or LFP_F_UNCHECKED with a T that is
+	 * not trivially destructible; -EOVERFLOW, -ENOMEM, and the other
 	 * errors of lfp_create), out then left empty.
 	 * Thread safety: any thread; out is the caller's alone during the
 	 * call. Progress: blocking (maps memory).
@@ -675,7 +687,11 @@ public:
 	 * pool (foreign, not the start of an object, destroyed already) is
 	 * left alone, its destructor not run, and counted in rejected_frees;
 	 * a destroy that races with another destroy of the same object may
-	 * run its destructor twice (see lfp_free on racing releases).
+	 * run its destructor twice (see lfp_free on racing releases). In an
+	 * unchecked pool (LFP_F_UNCHECKED; T is then trivially
+	 * destructible) a second destroy of one object is undefined, as a
+	 * second lfp_free is: the pool may take it and hand the slot out
+	 * twice.
 	 * Thread safety: any thread. Progress: as lfp_free, plus ~T.
 	 */
 	void destroy(T *obj) noexcept
@@ -858,6 +874,14 @@ private:
 			c.align = alignof(T);
 		if (c.obj_size < sizeof(T) || c.align % alignof(T)) {
 			*what = "lfp::pool: lfp_config cannot hold a T";
+			return -EINVAL;
+		}
+		/* close() walks the live objects for their destructors and
+		 * destroy() asks lfp_is_live: an unchecked pool has neither. */
+		if (!std::is_trivially_destructible_v<T> &&
+		    (c.flags & LFP_F_UNCHECKED)) {
+			*what = "lfp::pool: LFP_F_UNCHECKED needs a trivially "
+				"destructible T";
 			return -EINVAL;
 		}
 		err = lfp_create(&c, &p);
@@ -1255,6 +1279,13 @@ using family_cache_unique_ptr = std::unique_ptr<T, family_cache_deleter<T>>;
  * family caches still made of it, whose destructors then do nothing.
  * Unlike pool<T>, it does not know the types of the objects still live,
  * so it runs no destructor: destroy what needs destroying first.
+ *
+ * An unchecked family (LFP_F_UNCHECKED in lfp_family_config.flags) is
+ * taken with objects of any type, but cannot tell a live object from a
+ * destroyed one: there a destroy of an object destroyed already is
+ * undefined, as a second lfp_family_free is (it may run the destructor
+ * again, read a dead object's vtable through a base pointer, and hand
+ * the slot out twice), where a checked family leaves it alone.
  * lfp::family_unique_ptr and lfp::family_cache_unique_ptr of it must be
  * gone by then.
  *
@@ -1456,6 +1487,8 @@ public:
 	 * refused by the release (counted as lfp_family_free counts it; by
 	 * nothing for a empty family); as with pool<T>::destroy, two
 	 * destroys of one object that race may both run its destructor.
+	 * In an unchecked family a destroy of an object destroyed already
+	 * is undefined instead (see the class).
 	 * Thread safety: any thread. Progress: as lfp_family_free, plus ~T.
 	 */
 	template <class T> void destroy(T *obj) noexcept

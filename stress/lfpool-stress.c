@@ -58,7 +58,8 @@ static int run_pool(struct stress_run *r)
 		cfg.flags |= LFP_F_NO_CACHE;
 #endif
 	cfg.flags |= (o->strict ? LFP_F_STRICT : 0) |
-		     (o->poison ? LFP_F_POISON : 0);
+		     (o->poison ? LFP_F_POISON : 0) |
+		     (o->unchecked ? LFP_F_UNCHECKED : 0);
 	cfg.exhaust = o->exhaust;
 	if (o->exhaust == LFP_EXHAUST_GROW)
 		cfg.max_capacity = o->grow;

@@ -219,7 +219,7 @@ enum {
 	OPT_SIZE = 256, OPT_HOLD, OPT_LIFE, OPT_CACHE, OPT_BATCH, OPT_GROW,
 	OPT_STRICT, OPT_POISON, OPT_HOOKS, OPT_JSON, OPT_PROGRESS,
 	OPT_NO_PROGRESS, OPT_RSS, OPT_STALL, OPT_LIST, OPT_EXHAUST, OPT_IDLE,
-	OPT_SPARE, OPT_VERSION
+	OPT_SPARE, OPT_VERSION, OPT_UNCHECKED
 };
 
 static const struct option opt_long[] = {
@@ -240,6 +240,7 @@ static const struct option opt_long[] = {
 	{ "spare-caches", required_argument, NULL, OPT_SPARE },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "poison", no_argument, NULL, OPT_POISON },
+	{ "unchecked", no_argument, NULL, OPT_UNCHECKED },
 	{ "hooks", no_argument, NULL, OPT_HOOKS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -313,6 +314,9 @@ static int opt_pool(struct stress_opts *o, int c, const char *a)
 		return 0;
 	case OPT_POISON:
 		o->poison = true;
+		return 0;
+	case OPT_UNCHECKED:
+		o->unchecked = true;
 		return 0;
 	case OPT_HOOKS:
 		o->hooks = true;

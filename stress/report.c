@@ -101,10 +101,12 @@ static void report_text(const struct stress_run *r, const struct stress_tally *t
 	printf("  %u threads, mix %s, seed %" PRIu64 ", capacity %" PRIu32
 	       ", %" PRIu32 " B objects, hold %" PRIu32 "\n",
 	       o->threads, o->mix, o->seed, o->capacity, o->obj_size, o->hold);
-	if (o->strict || o->poison || o->hooks || o->grow)
-		printf("  pool made with:%s%s%s, growing to %" PRIu32 "\n",
+	if (o->strict || o->poison || o->hooks || o->grow || o->unchecked)
+		printf("  pool made with:%s%s%s%s, growing to %" PRIu32 "\n",
 		       o->strict ? " strict" : "", o->poison ? " poison" : "",
-		       o->hooks ? " hooks" : "", o->grow ? o->grow : o->capacity);
+		       o->hooks ? " hooks" : "",
+		       o->unchecked ? " unchecked" : "",
+		       o->grow ? o->grow : o->capacity);
 	printf("  on exhaustion: %s%s", stress_exhaust_name(o->exhaust),
 	       r->never_dry ? ", and the pool cannot run dry" : "");
 	if (r->never_dry)
@@ -194,6 +196,7 @@ static void report_json_run(const struct stress_run *r,
 	printf(",\"strict\":%s,\"poison\":%s,\"hooks\":%s,\"grow\":%" PRIu32,
 	       o->strict ? "true" : "false", o->poison ? "true" : "false",
 	       o->hooks ? "true" : "false", o->grow);
+	printf(",\"unchecked\":%s", o->unchecked ? "true" : "false");
 	printf(",\"exhaust\":\"%s\",\"never_dry\":%s,\"bound\":%" PRIu64
 	       ",\"spare_caches\":%" PRIu32, stress_exhaust_name(o->exhaust),
 	       r->never_dry ? "true" : "false", r->bound, o->spare_caches);

@@ -23,4 +23,9 @@ check 0 "" --version
 check 2 "--help" --bogus
 check 2 "--help" -Z
 check 2 "thread count" --threads x
+# What an unchecked pool cannot do is refused before the run.
+check 2 "excludes handle" --unchecked --mix cache,handle --ops 10
+check 2 "excludes deferred" --unchecked --mix cache,deferred --ops 10
+check 2 "excludes --strict" --unchecked --strict --mix cache --ops 10
+check 2 "excludes --hooks" --unchecked --hooks --mix cache --ops 10
 exit $fail

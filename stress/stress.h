@@ -107,6 +107,7 @@ struct stress_opts {
 	uint32_t spare_caches; /* caches made and given up before the run */
 	bool strict;         /* LFP_F_STRICT */
 	bool poison;         /* LFP_F_POISON */
+	bool unchecked;      /* LFP_F_UNCHECKED */
 	bool hooks;          /* count and check ctor, on_alloc, on_free */
 	unsigned weight[STRESS_NMODES];
 	char mix[160]; /* the mix, spelled out */

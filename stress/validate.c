@@ -73,6 +73,30 @@ static int valid_never_dry(struct stress_opts *o)
 	return -EINVAL;
 }
 
+/*
+ * An unchecked pool keeps no generation: no handles (handle, and
+ * deferred, whose RCU readers find objects by handle), no LFP_F_STRICT
+ * and no ctor (--hooks gives one); lfp_create would refuse the last two.
+ */
+static int valid_unchecked(const struct stress_opts *o)
+{
+	static const char why[] = "an unchecked pool gives no handles";
+	int err;
+
+	if ((err = valid_excludes(o, "--unchecked", o->unchecked, STRESS_HANDLE,
+				  why)) ||
+	    (err = valid_excludes(o, "--unchecked", o->unchecked,
+				  STRESS_DEFERRED, why)))
+		return err;
+	if (o->unchecked && (o->strict || o->hooks)) {
+		fprintf(stderr, "lfpool-stress: --unchecked excludes %s: it "
+			"needs the generation an unchecked pool does not "
+			"keep\n", o->strict ? "--strict" : "--hooks (the ctor)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Modes that do not go together. */
 static int valid_combine(struct stress_opts *o)
 {
@@ -102,5 +126,7 @@ int stress_validate(struct stress_opts *o)
 {
 	int err = valid_policy(o);
 
+	if (!err)
+		err = valid_unchecked(o);
 	return err ? err : valid_combine(o);
 }

@@ -704,6 +704,52 @@ START_TEST(creation_failures_throw)
 }
 END_TEST
 
+// An unchecked pool takes only a trivially destructible T: for another
+// its end could not destroy the live objects, nor destroy() tell a
+// destroyed one. Refused by the constructor and create alike; a
+// trivially destructible T is made, destroyed and counted as usual.
+START_TEST(unchecked_pool_needs_trivial_t)
+{
+	lfp_config c{};
+	c.capacity = 16;
+	c.flags = LFP_F_UNCHECKED;
+
+	ck_assert_int_eq(error_of([&] { lfp::pool<tracked> p(c); }), EINVAL);
+	{
+		lfp::pool<tracked> p;
+
+		ck_assert_int_eq(lfp::pool<tracked>::create(c, p), -EINVAL);
+		ck_assert(!p);
+	}
+	try {
+		lfp::pool<tracked> p(c);
+		ck_abort_msg("an unchecked pool of a non-trivial T was made");
+	} catch (const std::system_error &e) {
+		ck_assert_ptr_nonnull(std::strstr(e.what(), "LFP_F_UNCHECKED"));
+	}
+	{
+		lfp::pool<std::uint64_t> p(c), q;
+		std::uint64_t *a = p.make(std::uint64_t{ 5 });
+		std::uint64_t *b = p.make(std::uint64_t{ 6 });
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_uint_eq(*a + *b, 11);
+		expect_live(p, 2);
+		p.destroy(a);
+		expect_live(p, 1);
+		ck_assert(p.handle_of(b) == lfp::handle<std::uint64_t>());
+		ck_assert_int_eq(lfp::pool<std::uint64_t>::create(c, q), 0);
+		ck_assert(q);
+		p.destroy(b);
+		expect_live(p, 0);
+	}
+	// The check is the flag's alone: a checked pool of tracked is made.
+	c.flags = 0;
+	ck_assert_int_eq(error_of([&] { lfp::pool<tracked> p(c); }), 0);
+}
+END_TEST
+
 // struct lfp_stats and struct lfp_family_stats under names that need no
 // struct tag, where C++ has the functions of the same names in the way.
 START_TEST(stats_aliases)
@@ -2086,6 +2132,7 @@ int main()
 	tcase_add_test(tc, worker_caches_across_threads);
 	tcase_add_test(tc, exhaustion_gives_nullptr);
 	tcase_add_test(tc, creation_failures_throw);
+	tcase_add_test(tc, unchecked_pool_needs_trivial_t);
 	tcase_add_test(tc, stats_aliases);
 	tcase_add_test(tc, destroy_by_handle);
 	tcase_add_test(tc, racing_destroy_by_handle_trivial);

@@ -42,7 +42,9 @@ const char *lfp_strerror(int err)
 	case EAGAIN:
 		return "the per-thread cache key could not be made";
 	case ENOTSUP:
-		return "this platform has no lock-free 64-bit atomics";
+		return "not supported: this platform has no lock-free 64-bit "
+		       "atomics, or the pool is unchecked (LFP_F_UNCHECKED: "
+		       "no handles, no walks)";
 	case EIO:
 		return "writing the report failed";
 	}

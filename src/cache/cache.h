@@ -91,6 +91,14 @@ struct lfp_cache {
 #define LFPI_MB_SERIAL 2
 extern int lfpi_cache_membarrier;
 
+/* ctl's lasting bits for a cache of pool (LFPI_CTL_BARE is lfpool.h's). */
+static inline uint32_t lfpi_cache_ctl_keep(const struct lfp_pool *pool)
+{
+	return (pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0) |
+	       (pool->bare ? LFPI_CTL_BARE : 0);
+}
+
+
 /* The calling thread's cache for pool, made on first use; NULL if none
  * could be made (the caller then uses the shared path). */
 struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
@@ -158,7 +166,7 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
 
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (LFPI_UNLIKELY(ctl || n == c->hot.size)) {
+	if (LFPI_UNLIKELY((ctl & ~LFPI_CTL_BARE) || n == c->hot.size)) {
 		lfpi_cache_put_slow(c, idx, ctl);
 		return;
 	}

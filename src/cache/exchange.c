@@ -352,7 +352,7 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
 
 /* The inline fast path found ctl set, or the cache full, with slot idx
  * already marked free; it entered the operation and left it to us. */
-void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+int lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
@@ -374,6 +374,7 @@ void lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.frees, 1);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
+	return 0;
 }
 
 /*

@@ -128,8 +128,7 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 					      memory_order_relaxed);
 		/* membarrier may be gone in the child
 		 * (lfpi_cache_fork_child_init). */
-		c->ctl_keep = c->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW
-								  : 0;
+		c->ctl_keep = lfpi_cache_ctl_keep(pool);
 		atomic_store_explicit(&c->hot.ctl,
 				      c->ctl_keep | (hold == CACHE_FORK_MINE ?
 							     LFPI_CTL_STEAL : 0),

@@ -162,7 +162,7 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	c->num = pool->hot.num;
 	c->batch = pool->batch;
 	c->quirks = pool->quirks;
-	c->ctl_keep = pool->quirks || !lfpi_cache_membarrier ? LFPI_CTL_SLOW : 0;
+	c->ctl_keep = lfpi_cache_ctl_keep(pool);
 	c->spare = LFPI_NIL;
 	c->tls_next = NULL;
 	atomic_init(&h->active, 0);
@@ -174,8 +174,19 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	h->gen = &pool->slots[0].gen;
 	h->inv = pool->stride_inv;
 	h->shift = pool->stride_tz;
-	/* A pool with quirks checks every release out of line. */
-	h->nslots = pool->quirks ? 0 : pool->capacity;
+	/* A pool with quirks checks every release out of line; an
+	 * unchecked one without checks none (lfpool.h, bslots), for the
+	 * slots committed now: a growable pool's slots above its limit are
+	 * not objects yet, and those it grows into later go out of line,
+	 * where lfpi_mark_free refuses what is above the limit then. The
+	 * owner reads bslots plainly, so it is set once, here. Acquire:
+	 * pairs with the release store of limit in grow.c, as the bump's
+	 * load does (slab.c); the limit only grows. */
+	h->nslots = pool->quirks || pool->bare ? 0 : pool->capacity;
+	h->bslots = pool->bare && !pool->quirks ?
+			    atomic_load_explicit(&pool->limit,
+						 memory_order_acquire) :
+			    0;
 	atomic_init(&h->top, 0);
 	atomic_init(&h->frees, 0);
 	atomic_init(&c->allocs_base, 0);

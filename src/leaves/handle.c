@@ -43,12 +43,22 @@ static inline uint32_t handle_gen(const struct lfp_pool *pool, uint32_t idx)
 				    memory_order_relaxed);
 }
 
+/*
+ * LFP_F_UNCHECKED: no handles and no walks, in every build, even where
+ * the pool keeps its generations to check releases (lfpool.h), so that a
+ * program does the same with and without the debug tools.
+ */
+static inline bool handle_refused(const struct lfp_pool *pool)
+{
+	return pool->flags & LFP_F_UNCHECKED;
+}
+
 lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj)
 {
 	uint32_t idx, gen;
 	int err;
 
-	if (!pool || !obj)
+	if (!pool || !obj || handle_refused(pool))
 		return LFP_NULL_HANDLE;
 	idx = lfpi_slot_of(pool, obj, &err);
 	if (idx == LFPI_NIL)
@@ -57,16 +67,33 @@ lfp_handle lfp_handle_of(const struct lfp_pool *pool, const void *obj)
 	return lfpi_gen_is_live(gen) ? handle_make(gen, idx) : LFP_NULL_HANDLE;
 }
 
+/* The slot of obj if it is an object's start, else LFPI_NIL. */
+static uint32_t handle_slot(const struct lfp_pool *pool, const void *obj)
+{
+	int err;
+
+	return pool && obj ? lfpi_slot_of(pool, obj, &err) : LFPI_NIL;
+}
+
 bool lfp_is_live(const struct lfp_pool *pool, const void *obj)
 {
-	return !lfp_handle_is_null(lfp_handle_of(pool, obj));
+	uint32_t idx = handle_slot(pool, obj);
+
+	if (idx == LFPI_NIL)
+		return false;
+	/* Without generations: never handed out means not live; any
+	 * other object's start may be. */
+	if (pool->bare)
+		return idx < handle_extent(pool);
+	return lfpi_gen_is_live(handle_gen(pool, idx));
 }
 
 void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h)
 {
 	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
 
-	if (LFPI_UNLIKELY(!pool || !lfpi_gen_is_live(gen)))
+	if (LFPI_UNLIKELY(!pool || !lfpi_gen_is_live(gen)) ||
+	    handle_refused(pool))
 		return NULL;
 	/* extent <= capacity: a slot never handed out has no live handle. */
 	if (LFPI_UNLIKELY(idx >= handle_extent(pool)))
@@ -86,6 +113,8 @@ static int handle_mark_free(struct lfp_pool *pool, lfp_handle h)
 	uint32_t idx = lfp_handle_index(h), gen = lfp_handle_gen(h);
 	int err;
 
+	if (LFPI_UNLIKELY(handle_refused(pool)))
+		return -ENOTSUP;
 	if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
 		return -EINVAL;
 	if (LFPI_UNLIKELY(idx >= pool->capacity))
@@ -172,7 +201,7 @@ size_t lfp_resolve_bulk(const struct lfp_pool *pool, const lfp_handle *hs,
 
 	if (!hs || !objs || !n)
 		return 0;
-	if (!pool) {
+	if (!pool || handle_refused(pool)) {
 		for (i = 0; i < n; i++)
 			objs[i] = NULL;
 		return 0;
@@ -219,7 +248,7 @@ void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
 	if (!it)
 		return;
 	/* Read once: slots handed out later are not part of this walk. */
-	extent = pool ? handle_extent(pool) : 0;
+	extent = pool && !handle_refused(pool) ? handle_extent(pool) : 0;
 	it->pool_ = pool;
 	it->next_ = begin;
 	it->end_ = end < extent ? end : extent;
@@ -277,6 +306,8 @@ int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
 
 	if (!pool || !fn)
 		return -EINVAL;
+	if (handle_refused(pool))
+		return -ENOTSUP;
 	lfp_iter_init(&it, pool, begin, end);
 	while ((obj = handle_iter_step(&it, &h))) {
 		r = fn(obj, h, arg);

@@ -82,6 +82,9 @@ struct lfp_pool {
 	uint64_t id;              /* unique per pool ever made in the process */
 	size_t obj_size;
 	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
+	/* LFP_F_UNCHECKED and no debug tool: the generation words are
+	 * never read nor written (lfpool.h says when the flag is ignored). */
+	bool bare;
 	/* Non-zero if releases or allocations need more than the bare
 	 * minimum (hooks, debug tools, strict releases: LFP_F_STRICT or
 	 * LFP_F_NO_CACHE): caches then leave

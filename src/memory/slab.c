@@ -91,6 +91,11 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim) ||
 	    (cfg->exhaust == LFP_EXHAUST_GROW && !cfg->max_capacity))
 		return -EINVAL;
+	/* An unchecked pool has no generation to check atomically, nor to
+	 * tell a slot's first handout by (lfpool.h, LFP_F_UNCHECKED). */
+	if ((cfg->flags & LFP_F_UNCHECKED) &&
+	    ((cfg->flags & LFP_F_STRICT) || cfg->ctor))
+		return -EINVAL;
 	l.initial = cfg->capacity;
 	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
 	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;

@@ -12,7 +12,7 @@
 
 #define LFPI_KNOWN_FLAGS                                                      \
 	(LFP_F_NO_CACHE | LFP_F_STRICT | LFP_F_POISON | LFP_F_HUGEPAGE |      \
-	 LFP_F_WAIT_DEFERRED)
+	 LFP_F_WAIT_DEFERRED | LFP_F_UNCHECKED)
 
 /* The huge page LFP_F_HUGEPAGE aligns the object region to: the PMD size
  * of x86-64 and of arm64 with 4 KiB pages. */

@@ -114,7 +114,7 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
  */
 static bool pool_strict(const struct lfp_pool *pool)
 {
-	return pool->flags & (LFP_F_STRICT | LFP_F_NO_CACHE);
+	return !pool->bare && (pool->flags & (LFP_F_STRICT | LFP_F_NO_CACHE));
 }
 
 static void pool_set_quirks(struct lfp_pool *pool)
@@ -201,6 +201,10 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	((struct lfp_pool *)base)->map_size = map_size;
 	((struct lfp_pool *)base)->map_lent = where != NULL;
 	lfpi_debug_init((struct lfp_pool *)base);
+	/* Any debug tool (--enable-debug, ASan, Valgrind, LFP_F_POISON)
+	 * keeps the generation, so that it checks what the flag would not. */
+	((struct lfp_pool *)base)->bare = (cfg->flags & LFP_F_UNCHECKED) &&
+					  !((struct lfp_pool *)base)->debug;
 	pool_set_quirks((struct lfp_pool *)base);
 	lfpi_cache_number((struct lfp_pool *)base);
 	lfpi_fork_add((struct lfp_pool *)base);
@@ -452,7 +456,7 @@ static uint32_t pool_release_plain(struct lfp_cache *c, void *obj)
 	uint32_t gen;
 
 	if (idx >= h->nslots)
-		return LFPI_NIL;
+		return idx < h->bslots ? (uint32_t)idx : LFPI_NIL;
 	g = &h->gen[2 * (size_t)idx];
 	gen = atomic_load_explicit(g, memory_order_relaxed);
 	if (!(gen & 1))

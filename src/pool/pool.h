@@ -32,8 +32,22 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 				 bool strict, uint32_t expect)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
-	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+	uint32_t gen;
 
+	/*
+	 * Unchecked: a double release is the caller's undefined behaviour,
+	 * but a slot a growable pool has not grown into is refused as in a
+	 * default pool (its memory is not committed, and growth would hand
+	 * it out again). Relaxed: a thread that was handed an object of a
+	 * newer segment saw that limit (the bump's acquire, then whatever
+	 * passed the object on), so its load cannot read an older one.
+	 */
+	if (pool->bare)
+		return idx < atomic_load_explicit(&pool->limit,
+						  memory_order_relaxed) ?
+			       0 :
+			       -EALREADY;
+	gen = atomic_load_explicit(g, memory_order_relaxed);
 	if (LFPI_LIKELY(!strict)) {
 		if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
 			return -EALREADY;
@@ -106,16 +120,21 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
  */
 int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
 /* Make slot idx live (its generation odd): the caller owns the slot.
- * Returns the generation it had (0: never used). */
+ * Returns the generation it had (0: never used; 1 always in an unchecked
+ * pool, which has neither a ctor nor debug tools to ask). */
 static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
 	_Atomic uint32_t *g = &pool->slots[idx].gen;
+	uint32_t gen;
+
+	if (pool->bare)
+		return 1;
 	/*
 	 * A load and a store suffice: nobody else may change a free slot we
 	 * hold. Relaxed: the release that made it even happens-before our
 	 * taking it (through the stack or a cache), so we read that value.
 	 */
-	uint32_t gen = atomic_load_explicit(g, memory_order_relaxed);
+	gen = atomic_load_explicit(g, memory_order_relaxed);
 
 	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 	return gen;
