@@ -177,7 +177,8 @@ LFP_API const char *lfp_strerror(int err);
 #define LFP_F_NONE 0u
 /* lfp_alloc and lfp_free skip the per-thread caches and work on the shared
  * free list directly (explicit caches still work). Every release is
- * checked atomically, as with LFP_F_STRICT, explicit caches' included. */
+ * checked atomically, as with LFP_F_STRICT, explicit caches' included;
+ * with LFP_F_UNCHECKED (below) releases are not checked at all. */
 #define LFP_F_NO_CACHE (1u << 0)
 /* Catch a double release even when it races with another release of the
  * same object, at the price of an atomic read-modify-write per release. */
