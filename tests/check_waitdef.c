@@ -47,12 +47,12 @@ START_TEST(flag_accepted_unknown_rejected)
 	cfg.max_capacity = 64;
 	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
 	lfp_destroy(pool);
-	/* The next bit is nobody's yet. */
-	cfg.flags = LFP_F_WAIT_DEFERRED << 1;
+	/* The bit after the last flag (LFP_F_UNCHECKED) is nobody's yet. */
+	cfg.flags = LFP_F_UNCHECKED << 1;
 	pool = keep;
 	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
 	ck_assert_ptr_eq(pool, keep);
-	cfg.flags = LFP_F_WAIT_DEFERRED | (LFP_F_WAIT_DEFERRED << 1);
+	cfg.flags = LFP_F_WAIT_DEFERRED | (LFP_F_UNCHECKED << 1);
 	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
 	ck_assert_ptr_eq(pool, keep);
 	ck_assert_uint_eq(lfp_deferred_pending(NULL), 0);

@@ -77,14 +77,14 @@ struct lfp_pool {
 	uint32_t flags;
 	bool map_lent;            /* map is part of a family's reservation
 				     (lfpi_create_at), which unmaps it */
+	/* LFP_F_UNCHECKED and no debug tool: the generation words are
+	 * never read nor written (lfpool.h says when the flag is ignored). */
+	bool bare;
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
 	uint64_t id;              /* unique per pool ever made in the process */
 	size_t obj_size;
 	uint32_t debug;           /* LFPI_DBG_*: tools watching the objects */
-	/* LFP_F_UNCHECKED and no debug tool: the generation words are
-	 * never read nor written (lfpool.h says when the flag is ignored). */
-	bool bare;
 	/* Non-zero if releases or allocations need more than the bare
 	 * minimum (hooks, debug tools, strict releases: LFP_F_STRICT or
 	 * LFP_F_NO_CACHE): caches then leave
