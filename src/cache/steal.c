@@ -67,11 +67,13 @@ bool lfpi_cache_claim_steal(struct lfp_cache *c)
  * unless a sandbox forbids the call later: then no idle cache can be
  * emptied, and the program is told once.
  */
+/* Set once membarrier(2) failed after it was registered (never cleared):
+ * no thief can empty a cache from then on. */
+static _Atomic int cache_fence_failed;
+
 bool lfpi_cache_fence_all(void)
 {
 #if defined(__linux__) && defined(__NR_membarrier)
-	static _Atomic int told;
-
 	if (lfpi_cache_membarrier == LFPI_MB_SERIAL)
 		return true;
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
@@ -80,9 +82,12 @@ bool lfpi_cache_fence_all(void)
 		"lfpool: membarrier(2) failed after it was registered; slots "
 		"parked in idle thread caches cannot be taken back\n";
 
-	/* Relaxed: only says whether the message was printed. write(2),
-	 * not stdio: this may run in a signal handler. */
-	if (!atomic_exchange_explicit(&told, 1, memory_order_relaxed))
+	/* Relaxed: says whether the message was printed, and tells later
+	 * steals not to wait for thieves that cannot empty anything (a
+	 * stale 0 costs one more look). write(2), not stdio: this may run
+	 * in a signal handler. */
+	if (!atomic_exchange_explicit(&cache_fence_failed, 1,
+				      memory_order_relaxed))
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 #endif
 	return false;
@@ -152,7 +157,13 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 					 retries);
 		lfpi_cache_steals_held--;
 		atomic_signal_fence(memory_order_seq_cst); /* every cache let go */
-		if (got || !other || !cache_wait_other_thief(other))
+		/* Where membarrier failed, no thief empties a cache: the
+		 * other one moved nothing, and two of us could take turns
+		 * holding the caches the other wants, for good. */
+		if (got || !other ||
+		    atomic_load_explicit(&cache_fence_failed,
+					 memory_order_relaxed) ||
+		    !cache_wait_other_thief(other))
 			break;
 		/*
 		 * The other thief let go. It may have moved that cache's
@@ -163,8 +174,8 @@ uint32_t lfpi_cache_steal(struct lfp_pool *pool, struct lfp_cache *self,
 		 * (tests/model/steal.pml, -DNO_RESTEAL: two thieves, or a
 		 * thief and a fork, and a NULL with a slot in an idle cache).
 		 * We look again only after another thief let go of a cache
-		 * in our way, which ends a steal of its own: the thieves as a
-		 * whole make progress.
+		 * in our way, which ends a steal of its own that could empty
+		 * caches: the thieves as a whole make progress.
 		 */
 		if (!lfpi_depot_is_empty(&pool->depot) ||
 		    !lfpi_stack_is_empty(&pool->free)) {
