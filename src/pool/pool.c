@@ -16,7 +16,6 @@
 #include "pool/pool.h"
 #include "rcu/rcu.h"
 
-
 static _Atomic uint64_t pool_ids = 1;
 
 /* Relaxed: counters order nothing; lfp_stats sums recent values. */
@@ -250,16 +249,11 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 
 /*
  * The pool looks empty: empty idle explicit caches, then apply the
- * exhaustion policy, until a slot turns up or the policy gives up.
- *
- * A steal that moved slots (or, after waiting for another thief, found
- * the lists full again) is followed by a take that may still find
- * nothing: the other thief, or any thread, may take those slots first.
- * Then we steal again rather than give up, because another cache may
- * hold free slots whose owner went idle before we began: two thieves
- * could otherwise leave one of them with NULL beside an idle cache's
- * slot (tests/check_idle.c, steal_after_wait_sees_idle_cache). Each
- * round again means another thread took slots: lock-free still.
+ * exhaustion policy, until a slot turns up or the policy gives up. A
+ * take after a steal that moved slots may find them gone to another
+ * thread: steal again, since another cache may hold slots its owner left
+ * idle (check_idle.c, steal_after_wait_sees_idle_cache); each round
+ * means another thread took slots, so this stays lock-free.
  */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
@@ -607,14 +601,4 @@ size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		done += pool_free_shared(pool, objs[i]) == 0;
 	return done;
-}
-
-/* LFP_VERSION_* spelled out by the preprocessor, so the two cannot differ. */
-#define POOL_STR(x) #x
-#define POOL_VERSION(a, b, c) POOL_STR(a) "." POOL_STR(b) "." POOL_STR(c)
-
-const char *lfp_version(void)
-{
-	return POOL_VERSION(LFP_VERSION_MAJOR, LFP_VERSION_MINOR,
-			    LFP_VERSION_PATCH);
 }
