@@ -9,13 +9,6 @@
 
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
 #ifdef TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #define TEST_ASAN_ON 1

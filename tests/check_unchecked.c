@@ -13,13 +13,6 @@
 #include "config.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
 
 #ifdef HAVE_VALGRIND_MEMCHECK_H
 #include <valgrind/memcheck.h>

@@ -27,6 +27,15 @@
  * tests/Makefile.am: "thread" or "address"), which slows every call down
  * 5-15 times: tests that loop take fewer rounds then.
  */
+/* TEST_ASAN: this test program is built with AddressSanitizer. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
 static inline const char *test_sanitizer(void)
 {
 	const char *s = getenv("SANITIZER");
