@@ -367,8 +367,12 @@ static struct lfp_config fz_config(struct fz_pool *f, uint8_t *memsel)
 	/* The three flags, and sometimes one of the bits 3..18: bit 3 is
 	 * LFP_F_WAIT_DEFERRED (which waits for nothing here: the model
 	 * ends grace periods before an allocation could meet one), the
-	 * others are no flag's. */
+	 * others are no flag's, but for bit 5, LFP_F_UNCHECKED: its double
+	 * releases are undefined, which the model cannot follow
+	 * (check_unchecked tests that mode), so bit 19 stands in for it. */
 	c.flags = (b & 7) | (b & 8 ? 1u << (3 + (b >> 4)) : 0);
+	if (c.flags & LFP_F_UNCHECKED)
+		c.flags = (c.flags & ~LFP_F_UNCHECKED) | 1u << 19;
 	c.cache_size = fz_cache_sizes[in8() % 8];
 	b = in8();
 	c.batch_size = b & 0x80 ? c.cache_size + (b & 1) : b % 4;
