@@ -1792,6 +1792,26 @@ LFPI_H_INLINE LFPI_H_ATOMIC(uint32_t) *lfpi_cache_gen(const struct lfpi_cache_ho
 }
 
 /*
+ * Put slot idx on top of slots[] (n of them, top the word that counts
+ * them, n below size), inside an operation the caller entered with the
+ * ctl its path wants, count the release, and leave.
+ */
+LFPI_H_INLINE void lfpi_cache_push_top(struct lfpi_cache_hot *c,
+				       uint64_t top, uint32_t n, uint64_t idx)
+{
+	c->slots[n] = (uint32_t)idx;
+	/* Release: as in lfpi_cache_alloc_inline. */
+	LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
+	/* Owner only, inside the operation (a fork sees it with top), a
+	 * load and a store. Release: pairs with the acquire load of frees
+	 * in src/cache/exchange.c (cache_counts), so a reader that counts
+	 * this release also sees the allocation it followed. */
+	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1, release);
+	/* Release: as in lfpi_cache_alloc_inline. */
+	LFPI_H_STORE(&c->active, 0, release);
+}
+
+/*
  * Put slot idx, released, into the cache: on its fast path if ctl is
  * want (0, or LFPI_CTL_BARE in an unchecked pool) and there is room.
  */
@@ -1807,16 +1827,7 @@ LFPI_H_INLINE int lfpi_cache_push(struct lfp_cache *cache, uint64_t idx,
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (!LFPI_H_LIKELY(ctl == want) || !LFPI_H_LIKELY(n != c->size))
 		return lfpi_cache_put_slow(cache, (uint32_t)idx, ctl);
-	c->slots[n] = (uint32_t)idx;
-	/* Release: as in lfpi_cache_alloc_inline. */
-	LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
-	/* Owner only, inside the operation (a fork sees it with top), a
-	 * load and a store. Release: pairs with the acquire load of frees
-	 * in src/cache/exchange.c (cache_counts), so a reader that counts
-	 * this release also sees the allocation it followed. */
-	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1, release);
-	/* Release: as in lfpi_cache_alloc_inline. */
-	LFPI_H_STORE(&c->active, 0, release);
+	lfpi_cache_push_top(c, top, n, idx);
 	return 0;
 }
 
@@ -1972,14 +1983,7 @@ LFPI_H_INLINE int lfpi_cache_push_try(struct lfp_cache *cache, uint64_t idx)
 	top = LFPI_H_LOAD(&c->top, relaxed);
 	n = (uint32_t)(top & LFPI_TOP_COUNT);
 	if (ctl == LFPI_CTL_BARE && n != c->size) {
-		c->slots[n] = (uint32_t)idx;
-		/* Release: as in lfpi_cache_push. */
-		LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
-		/* Release: as in lfpi_cache_push. */
-		LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1,
-			     release);
-		/* Release: as in lfpi_cache_alloc_inline. */
-		LFPI_H_STORE(&c->active, 0, release);
+		lfpi_cache_push_top(c, top, n, idx);
 		return 0;
 	}
 	/* Release: as in lfpi_cache_take_top. */

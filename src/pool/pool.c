@@ -247,14 +247,12 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 	return idx;
 }
 
-/*
- * The pool looks empty: empty idle explicit caches, then apply the
- * exhaustion policy, until a slot turns up or the policy gives up. A
- * take after a steal that moved slots may find them gone to another
- * thread: steal again, since another cache may hold slots its owner left
- * idle (check_idle.c, steal_after_wait_sees_idle_cache); each round
- * means another thread took slots, so this stays lock-free.
- */
+/* The pool looks empty: empty idle explicit caches, then apply the
+ * exhaustion policy, until a slot turns up or the policy gives up. While
+ * a steal moved slots that another thread took first, steal again: some
+ * other cache may hold slots its owner left idle (check_idle.c,
+ * steal_after_wait_sees_idle_cache); each round means another thread
+ * took slots, so this stays lock-free. lfpi_cache_alloc_slow does too. */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
@@ -265,7 +263,6 @@ static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 	lfpi_want_init(pool, &want);
 	do {
 		idx = lfpi_pool_take(pool, retries);
-		/* Again while a steal moved slots (see above). */
 		while (idx == LFPI_NIL &&
 		       lfpi_cache_steal(pool, NULL, &emptied, retries))
 			idx = lfpi_pool_take(pool, retries);
@@ -359,7 +356,6 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		lfpi_cache_leave(c);
 		if ((shared = idx == LFPI_NIL))
 			idx = lfpi_pool_take(pool, &retries);
-		/* As in pool_take_hard. */
 		while (idx == LFPI_NIL &&
 		       lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
