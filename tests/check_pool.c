@@ -2,6 +2,7 @@
  * exhaustion, lazy first touch, and threads handing objects around. */
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -333,6 +334,20 @@ static bool header_names(const char *path, const char *name)
 	return found;
 }
 
+/* Does lfpool.hpp, or one of its pieces in include/lfpool/, name the code? */
+static bool cxx_headers_name(const char *name)
+{
+	glob_t pieces;
+	bool found = header_names(TEST_HEADER_CXX, name);
+
+	/* No piece found would leave most of the C++ text unread. */
+	ck_assert_int_eq(glob(TEST_HEADER_CXX_PIECES, 0, NULL, &pieces), 0);
+	for (size_t i = 0; !found && i < pieces.gl_pathc; i++)
+		found = header_names(pieces.gl_pathv[i], name);
+	globfree(&pieces);
+	return found;
+}
+
 START_TEST(strerror_names_each_code)
 {
 	size_t ncodes = sizeof(codes) / sizeof(codes[0]);
@@ -349,8 +364,7 @@ START_TEST(strerror_names_each_code)
 
 		if (code_is_internal(codes[i])) {
 			ck_assert_msg(!header_names(TEST_HEADER, code_names[i]) &&
-				      !header_names(TEST_HEADER_CXX,
-						    code_names[i]),
+				      !cxx_headers_name(code_names[i]),
 				      "%s is documented: name it in "
 				      "lfp_strerror", code_names[i]);
 			continue;

@@ -1,11 +1,15 @@
 # hpp2man.awk: lfpool.hpp(3), the manual of the C++ interface, made from
-# lfpool.hpp as header2man.awk makes section 3 from lfpool.h.
+# lfpool.hpp and its pieces as header2man.awk makes section 3 from lfpool.h.
 #
 #   awk -v version=0.1.0 [-v pages="lfpool.3 lfp_alloc.3 ..."] \
-#       -f roff.awk -f hpp2man.awk include/lfpool.hpp >lfpool.hpp.3
+#       -f roff.awk -f hpp2man.awk include/lfpool.hpp \
+#       include/lfpool/common.hpp include/lfpool/handle.hpp ... >lfpool.hpp.3
 #
-# The header's comments are the contract, so the page says what they say:
-# - The first comment describes the interface (NAME and DESCRIPTION).
+# The files are read as one header, in the order given (lfpool.hpp's
+# order of inclusion), and the types are presented in that order.
+# The headers' comments are the contract, so the page says what they say:
+# - The first comment of the first file describes the interface (NAME and
+#   DESCRIPTION).
 # - Each comment at namespace level in namespace lfp (not lfp::detail)
 #   documents the declaration below it, and those right after it: a
 #   class, a struct, an alias, a template. A class or struct gets a subsection: a synopsis of its
@@ -71,6 +75,11 @@ function end_comment() {
 	} else if (interesting()) {
 		pending = 1
 	}
+}
+
+# A declaration at the top of a file does not follow the last one read.
+FNR == 1 {
+	lastend = -1
 }
 
 state == "comment" {

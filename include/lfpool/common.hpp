@@ -1,0 +1,177 @@
+/*
+ * lfpool/common.hpp: what the pieces of lfpool.hpp share. Part of
+ * lfpool.hpp's API, normally reached through it; each of the other pieces
+ * includes it first, so it is seldom named by a program.
+ *
+ * It holds lfp::stats and lfp::family_stats, which every class's stats()
+ * returns, and the helpers of lfp::detail that pools and families both
+ * use: failing a setup (throw, or abort without exceptions), building an
+ * object in a slot and destroying one there, and the state an owner
+ * shares with its caches. lfp::detail is not API.
+ */
+#ifndef LFPOOL_COMMON_HPP
+#define LFPOOL_COMMON_HPP
+
+#if __cplusplus < 201703L
+#error "lfpool.hpp needs C++17 or later (-std=c++17)"
+#endif
+
+#include <lfpool.h>
+
+#include <atomic>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#ifdef __cpp_exceptions
+#include <exception>
+#include <system_error>
+#else
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#endif
+
+namespace lfp
+{
+
+/*
+ * The C API's snapshots under names that C++ can use. lfpool.h names a
+ * struct and a function lfp_stats (and lfp_family_stats), as C allows;
+ * in C++ the function hides the struct, whose name then needs its struct
+ * tag. These aliases need none: lfp::stats st = pool.stats(), or
+ * std::vector<lfp::stats>.
+ */
+using stats = struct ::lfp_stats;
+using family_stats = struct ::lfp_family_stats;
+
+namespace detail
+{
+
+/*
+ * A setup call failed with errno value err: throw, or, without exceptions,
+ * say so and abort. Only setup (constructors) comes here, never an
+ * allocation.
+ */
+[[noreturn]] inline void fail(int err, const char *what)
+{
+#ifdef __cpp_exceptions
+	throw std::system_error(err, std::generic_category(), what);
+#else
+	std::fprintf(stderr, "lfpool: %s: %s\n", what, std::strerror(err));
+	std::abort();
+#endif
+}
+
+/*
+ * Build a T in the slot, or give the slot back through release if the
+ * constructor throws. A guard rather than try/catch, so that the same code
+ * builds with -fno-exceptions; with a non-throwing constructor there is no
+ * guard at all.
+ */
+template <class T, class Release, class... Args>
+T *construct(void *slot, Release release, Args &&...args) noexcept(
+	std::is_nothrow_constructible_v<T, Args...>)
+{
+	if (!slot)
+		return nullptr;
+	if constexpr (std::is_nothrow_constructible_v<T, Args...>) {
+		return ::new (slot) T(std::forward<Args>(args)...);
+	} else {
+		struct guard {
+			Release &release;
+			void *slot;
+			~guard()
+			{
+				if (slot)
+					release(slot);
+			}
+		} g{ release, slot };
+		T *obj = ::new (slot) T(std::forward<Args>(args)...);
+
+		g.slot = nullptr;
+		return obj;
+	}
+}
+
+/* obj as the C API takes it. */
+template <class T> void *untyped(T *obj) noexcept
+{
+	return const_cast<void *>(static_cast<const volatile void *>(obj));
+}
+
+/*
+ * Destroy obj, whose object starts at start, if start is a live object of
+ * pool, and give start back through release, which refuses it (counted in
+ * rejected_frees) if it is not: a foreign or interior pointer, or an
+ * object destroyed already, is left as it is, as lfp_free leaves it. Two
+ * threads that destroy the same object at once may both run its
+ * destructor (the C API's racing double release; LFP_F_STRICT makes one
+ * release fail, not one destructor).
+ */
+template <class T, class Release>
+void destroy_at(const lfp_pool *pool, T *obj, void *start,
+		Release &release) noexcept
+{
+	if constexpr (!std::is_trivially_destructible_v<T>) {
+		if (lfp_is_live(pool, start))
+			obj->~T();
+	}
+	release(start);
+}
+
+/* destroy_at for an object of pool; nullptr is ignored. */
+template <class T, class Release>
+void destroy(const lfp_pool *pool, T *obj, Release release) noexcept
+{
+	if (obj)
+		destroy_at(pool, obj, untyped(obj), release);
+}
+
+/* The object the C API hands back for a live slot, or nullptr. */
+template <class T> T *object(void *slot) noexcept
+{
+	return slot ? std::launder(static_cast<T *>(slot)) : nullptr;
+}
+
+/*
+ * What an owner (a pool<T>, a family) shares with its caches: whether
+ * its C object is still there. lfp_destroy takes the caches not yet
+ * destroyed with it (lfp_family_destroy the family caches), so a cache
+ * that outlives its owner must not destroy its C cache; this tells it.
+ * The owner and each of its caches hold a reference, and the last to
+ * let go frees it. Made once per owner; never read on the allocation or
+ * release path.
+ */
+template <class C> struct owner_state {
+	std::atomic<unsigned long> refs{ 1 };
+	C *native; /* nullptr once the owner is destroyed */
+
+	explicit owner_state(C *c) noexcept : native(c)
+	{
+	}
+
+	void hold() noexcept
+	{
+		/* Relaxed: the caller holds a reference already, so this
+		 * one cannot be the last. */
+		refs.fetch_add(1, std::memory_order_relaxed);
+	}
+
+	void let_go() noexcept
+	{
+		/* Acquire and release: pairs with the let_go of every other
+		 * holder, so that the last one, which frees the state, comes
+		 * after their reads and writes of native. */
+		if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+			delete this;
+	}
+};
+using pool_state = owner_state<lfp_pool>;
+using family_state = owner_state<lfp_family>;
+
+} // namespace detail
+
+} // namespace lfp
+
+#endif /* LFPOOL_COMMON_HPP */
