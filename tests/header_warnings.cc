@@ -4,8 +4,17 @@
 // -Werror, with and without exceptions. Every template of lfpool.hpp is
 // instantiated (the families' too), for a trivial and a non-trivial T, so that their bodies
 // are compiled too. It is only compiled, never run.
+//
+// Built with -DLFPT_PIECE='"lfpool/pool.hpp"' (or another piece of
+// include/lfpool/), it includes that piece alone and uses what the piece
+// declares, told by its include guard, to show that each piece includes
+// what it needs.
+#ifdef LFPT_PIECE
+#include LFPT_PIECE
+#else
 #include <lfpool.h>
 #include <lfpool.hpp>
+#endif
 
 #include <string>
 #include <vector>
@@ -21,6 +30,7 @@ struct named {
 	}
 };
 
+#ifdef LFPOOL_POOL_HPP
 template <class T> std::uint64_t use_pool(int v)
 {
 	lfp::pool<T> pool(16);
@@ -47,7 +57,9 @@ template <class T> std::uint64_t use_pool(int v)
 	       h.generation() + (pool.native() != nullptr) +
 	       (cache.native() != nullptr) + static_cast<std::uint64_t>(n);
 }
+#endif
 
+#ifdef LFPOOL_FAMILY_HPP
 template <class T> std::uint64_t use_family(int v)
 {
 	lfp::family fam({ 16, 64, 256 }, { 8, 8, 8 });
@@ -69,22 +81,40 @@ template <class T> std::uint64_t use_family(int v)
 	       (fc.class_cache(0) != nullptr) + (fc.native() != nullptr) +
 	       (fam.native() != nullptr);
 }
+#endif
 } // namespace
 
 int main()
 {
+	std::uint64_t sum = 0;
+	lfp::stats st{};
+	lfp::family_stats fst{};
+	lfp_handle h = LFP_NULL_HANDLE;
+
+#ifdef LFPOOL_RESOURCE_HPP
 	lfp::family_resource fres({ 16, 64 }, { 8, 8 });
 	std::pmr::vector<int> w(&fres);
 
 	w.push_back(2);
 	lfp::pool_resource res(32, 16);
 	std::pmr::vector<int> v(&res);
-	lfp_handle h = LFP_NULL_HANDLE;
 
 	v.push_back(1);
-	return static_cast<int>(use_pool<int>(1) + use_pool<named>(2) +
-				use_family<int>(3) + use_family<named>(4) +
-				fres.stats().total.live + fres.largest_block() +
-				res.stats().live + res.block_size() +
+	sum += fres.stats().total.live + fres.largest_block() +
+	       res.stats().live + res.block_size();
+#endif
+#ifdef LFPOOL_HANDLE_HPP
+	lfp::handle<named> nh(h);
+
+	sum += std::hash<lfp::handle<named>>{}(nh) + nh.index() +
+	       nh.generation() + (nh == lfp::handle<named>{});
+#endif
+#ifdef LFPOOL_POOL_HPP
+	sum += use_pool<int>(1) + use_pool<named>(2);
+#endif
+#ifdef LFPOOL_FAMILY_HPP
+	sum += use_family<int>(3) + use_family<named>(4);
+#endif
+	return static_cast<int>(sum + st.live + fst.spilled +
 				lfp_handle_index(h) + lfp_handle_gen(h));
 }
