@@ -252,7 +252,7 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
  * a steal moved slots that another thread took first, steal again: some
  * other cache may hold slots its owner left idle (check_idle.c,
  * steal_after_wait_sees_idle_cache); each round means another thread
- * took slots, so this stays lock-free. lfpi_cache_alloc_slow does too. */
+ * took slots, so this stays lock-free. pool_cache_miss does too. */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
@@ -338,24 +338,25 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 }
 
 /*
- * The inline fast path found ctl set, or the cache empty; it entered the
- * operation and left it to us. Only here do allocations steal, wait and
- * apply the pool's policy, each outside the cache's operation.
+ * The cache had no slot for an allocation; ctl says why (lfpi_cache_pop).
+ * Only here do allocations steal, wait and apply the pool's policy, each
+ * outside the cache's operation, and between two looks at the cache.
+ * While a steal moved slots that another thread took first, steal again,
+ * as pool_take_hard does and for the same reason.
  */
-void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+static LFPI_NOINLINE void *pool_cache_miss(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, emptied = 0, idx;
 	struct lfpi_want want;
-	bool shared;
+	bool shared = true;
 
-	ctl = lfpi_cache_reenter(c, ctl);
+	/* After the cache's refill, not before: the lists it found empty are
+	 * looked at again below, and only the looks from here on lead to the
+	 * policy. */
 	lfpi_want_init(pool, &want);
 	for (;;) {
-		idx = lfpi_cache_pop(c, ctl, &retries);
-		lfpi_cache_leave(c);
-		if ((shared = idx == LFPI_NIL))
-			idx = lfpi_pool_take(pool, &retries);
+		idx = lfpi_pool_take(pool, &retries);
 		while (idx == LFPI_NIL &&
 		       lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
@@ -364,7 +365,11 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		    (!lfpi_cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
 		     !lfpi_exhausted(pool, &want)))
 			break;
-		ctl = lfpi_cache_enter(c);
+		ctl = LFPI_CTL_OUT;
+		if ((idx = lfpi_cache_pop(c, &ctl)) != LFPI_NIL) {
+			shared = false;
+			break;
+		}
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
@@ -378,6 +383,20 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 	if (shared)
 		lfpi_cache_count(&c->ctr.allocs, 1);
 	return lfpi_hand_out(pool, idx);
+}
+
+/*
+ * The inline fast path found ctl set, or the cache empty; it entered the
+ * operation and left it to us. The cache finishes it, refilling from the
+ * depot if it can (one call down and back); the pool takes over if not.
+ */
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+{
+	uint32_t idx = lfpi_cache_pop(c, &ctl);
+
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		return pool_cache_miss(c, ctl);
+	return lfpi_hand_out(c->pool, idx); /* counted by the cache */
 }
 
 /* The checks of lfp_cache_free (pool.h). */
