@@ -9,9 +9,8 @@
  * is lfpi_cache_claim_steal, lfpi_cache_steal and cache_steal_round in
  * src/cache/steal.c, called by pool_take_hard and pool_cache_miss;
  * fork's hold on the caches is lfpi_cache_fork_prepare and _parent in
- * src/cache/fork_hold.c. Spin
- * checks it exhaustively (model_steal.test in make check, make
- * model-steal for wider bounds; see tests/verify.am).
+ * src/cache/fork_hold.c. Spin checks it exhaustively (model_steal.test
+ * in make check, make model-steal for wider bounds; see tests/verify.am).
  *
  * The handshake, as the C code does it:
  *   owner: store active = 1 (relaxed), a compiler fence, load ctl
@@ -362,8 +361,7 @@ inline pool_take(t)
 	}
 }
 
-/* lfp_cache_alloc, inline fast path, lfpi_cache_alloc_slow and
- * pool_cache_miss. */
+/* lfp_cache_alloc: the inline path, lfpi_cache_alloc_slow, pool_cache_miss. */
 inline owner_alloc()
 {
 	atomic { OPEN(OWNER) };
