@@ -381,7 +381,7 @@ END_TEST
  * allocation would. B must not return NULL while X's slot sits in an
  * idle cache all along: after its wait it looks at the caches again,
  * and again after a take that found the slots moved gone (pool.c,
- * pool_take_hard). Before, about one trial in 100 (after the wait B
+ * pool_cache_miss; pool_take_hard without a cache). Before, about one trial in 100 (after the wait B
  * looked at the lists alone: one in 3).
  */
 static struct lfp_pool *sw_pool;

@@ -28,6 +28,8 @@ enum {
  * (hooks, debug tools, strict releases; see pool_set_quirks), or
  * membarrier(2) is missing and every entry must be the seq_cst one. */
 #define LFPI_CTL_SLOW 4u
+/* No ctl read yet: the caller has not entered an operation. */
+#define LFPI_CTL_OUT UINT32_MAX
 
 /* The counters lfp_cache_stats reports (cache_stat_ctr in registry.c). */
 #define LFPI_CACHE_STATS 9
@@ -185,16 +187,15 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
 }
 
 
-/* The slow paths' pieces, for the pool layer (pool.c). */
-/* Enter an operation outside the inline path; returns ctl. */
-uint32_t lfpi_cache_enter(struct lfp_cache *c);
-/* The inline path entered the membarrier way: enter again the seq_cst way
- * if membarrier is missing. Returns ctl. */
-uint32_t lfpi_cache_reenter(struct lfp_cache *c, uint32_t ctl);
-void lfpi_cache_leave(struct lfp_cache *c);
-/* Inside an operation: pop a slot, refilling first if empty; LFPI_NIL if
- * none or if ctl asks us off. A slot after a refill counts as a miss. */
-uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl, uint32_t *retries);
+/* The slow paths' pieces, for the pool layer (pool.c, bulk.c). */
+/*
+ * An allocation's whole operation on the cache: enter it (*ctl is
+ * LFPI_CTL_OUT), or finish the inline path's entry (*ctl is what it
+ * read); pop a slot, refilling first if empty (that slot counts as a
+ * miss); leave. LFPI_NIL if there was none, or if *ctl, as the operation
+ * read it, asked us off (STEAL) or for the slots (FLUSH, answered).
+ */
+uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t *ctl);
 /* After a failed look with ctl holding STEAL: wait (outside the
  * operation) for the thief to let go; whether to look again. */
 bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl);

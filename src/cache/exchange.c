@@ -42,7 +42,7 @@ uint32_t lfpi_cache_enter(struct lfp_cache *c)
 
 /* The fast path entered with the membarrier-mode handshake; without
  * membarrier (then ctl has LFPI_CTL_SLOW), enter again the seq_cst way. */
-uint32_t lfpi_cache_reenter(struct lfp_cache *c, uint32_t ctl)
+static uint32_t cache_reenter(struct lfp_cache *c, uint32_t ctl)
 {
 	return lfpi_cache_membarrier ? ctl : lfpi_cache_enter(c);
 }
@@ -330,23 +330,33 @@ static uint32_t cache_popped_miss(struct lfp_cache *c, uint32_t n)
 	return idx;
 }
 
-/* Inside an operation: pop a slot, refilling first if empty. */
-uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t ctl,
-			       uint32_t *retries)
+/*
+ * An allocation's turn at the cache, in one operation: enter it (or finish
+ * the inline path's entry, which read *ctl), pop a slot, refilling the
+ * empty cache first, and leave. Returns the slot, or LFPI_NIL with *ctl
+ * the operation's, which says why: STEAL, a thief may be at the slots and
+ * we kept off; FLUSH, a thief wanted them and they went to the depot;
+ * neither, the refill found nothing. What to do then is the pool's.
+ */
+uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t *ctl)
 {
-	uint32_t n, idx;
+	uint32_t n, idx = LFPI_NIL, retries = 0;
 
-	if (ctl & LFPI_CTL_STEAL)
-		return LFPI_NIL; /* a thief may be at the slots: keep off */
-	if (ctl & LFPI_CTL_FLUSH) {
-		cache_answer_flush(c, retries);
-		return LFPI_NIL; /* take from the pool like the rest */
+	*ctl = *ctl == LFPI_CTL_OUT ? lfpi_cache_enter(c)
+				    : cache_reenter(c, *ctl);
+	if (*ctl & LFPI_CTL_STEAL) {
+		/* a thief may be at the slots: keep off */
+	} else if (*ctl & LFPI_CTL_FLUSH) {
+		/* the slots go to the depot; the pool takes from there */
+		cache_answer_flush(c, &retries);
+		lfpi_cache_count(&c->ctr.cas_retries, retries);
+	} else if ((n = lfpi_cache_n(c))) {
+		idx = c->slots[n - 1];
+		cache_popped(c, 1); /* a hit */
+	} else if ((n = cache_refill(c))) {
+		idx = cache_popped_miss(c, n);
 	}
-	n = lfpi_cache_n(c);
-	if (!n)
-		return (n = cache_refill(c)) ? cache_popped_miss(c, n) : LFPI_NIL;
-	idx = c->slots[n - 1];
-	cache_popped(c, 1); /* a hit */
+	lfpi_cache_leave(c);
 	return idx;
 }
 
@@ -357,7 +367,7 @@ int lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
 
-	ctl = lfpi_cache_reenter(c, ctl) & CACHE_ASKS;
+	ctl = cache_reenter(c, ctl) & CACHE_ASKS;
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {

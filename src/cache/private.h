@@ -20,6 +20,10 @@ uint64_t lfpi_cache_now_ns(void);
 uint64_t lfpi_cache_fork_until(void);
 
 /* exchange.c */
+/* Enter an operation outside the inline path (the owner's half of the
+ * handshake with thieves); returns ctl. Leave it. */
+uint32_t lfpi_cache_enter(struct lfp_cache *c);
+void lfpi_cache_leave(struct lfp_cache *c);
 /* The cache's counter at offset off of struct lfpi_counters, with the
  * allocations and releases its count keeps (lfp_cache_stats, lfp_stats). */
 uint64_t lfpi_cache_value(const struct lfp_cache *c, size_t off);

@@ -1,10 +1,10 @@
 /*
  * The public entry points: creating and destroying a pool, the shared
- * (uncached) allocation and release paths, the slow paths of the inline
- * ones (where allocations steal, wait and apply the exhaustion policy,
- * outside the cache's operation), the bulk calls, and the counters behind
- * lfp_stats. The top of pool/: calls the pool's policies (grow.c, trim.c,
- * fork.c), the caches, rcu.c, the debug tools, the slab and the lists.
+ * (uncached) allocation and release paths, and the slow paths of the
+ * inline ones (where allocations steal, wait and apply the exhaustion
+ * policy, outside the cache's operation). Calls the pool's policies
+ * (grow.c, trim.c, fork.c), the caches, rcu.c, the debug tools, the slab
+ * and the lists; the bulk calls (bulk.c) sit above it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -252,7 +252,7 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
  * a steal moved slots that another thread took first, steal again: some
  * other cache may hold slots its owner left idle (check_idle.c,
  * steal_after_wait_sees_idle_cache); each round means another thread
- * took slots, so this stays lock-free. lfpi_cache_alloc_slow does too. */
+ * took slots, so this stays lock-free. pool_cache_miss does too. */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
@@ -273,7 +273,7 @@ static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 	return idx;
 }
 
-static void *pool_alloc_shared(struct lfp_pool *pool)
+void *lfpi_pool_alloc_shared(struct lfp_pool *pool)
 {
 	struct lfpi_counters *c = lfpi_my_shard(pool);
 	uint32_t retries = 0, idx = lfpi_pool_take(pool, &retries);
@@ -302,7 +302,7 @@ static void pool_push_shared(struct lfp_pool *pool, struct lfpi_counters *c,
 	pool_count(&c->frees, 1);
 }
 
-static int pool_free_shared(struct lfp_pool *pool, void *obj)
+int lfpi_pool_free_shared(struct lfp_pool *pool, void *obj)
 {
 	struct lfpi_counters *c = lfpi_my_shard(pool);
 	uint32_t idx;
@@ -338,24 +338,25 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 }
 
 /*
- * The inline fast path found ctl set, or the cache empty; it entered the
- * operation and left it to us. Only here do allocations steal, wait and
- * apply the pool's policy, each outside the cache's operation.
+ * The cache had no slot for an allocation; ctl says why (lfpi_cache_pop).
+ * Only here do allocations steal, wait and apply the pool's policy, each
+ * outside the cache's operation, and between two looks at the cache.
+ * While a steal moved slots that another thread took first, steal again,
+ * as pool_take_hard does and for the same reason.
  */
-void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+static LFPI_NOINLINE void *pool_cache_miss(struct lfp_cache *c, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, emptied = 0, idx;
 	struct lfpi_want want;
-	bool shared;
+	bool shared = true;
 
-	ctl = lfpi_cache_reenter(c, ctl);
+	/* After the cache's refill, not before: the lists it found empty are
+	 * looked at again below, and only the looks from here on lead to the
+	 * policy. */
 	lfpi_want_init(pool, &want);
 	for (;;) {
-		idx = lfpi_cache_pop(c, ctl, &retries);
-		lfpi_cache_leave(c);
-		if ((shared = idx == LFPI_NIL))
-			idx = lfpi_pool_take(pool, &retries);
+		idx = lfpi_pool_take(pool, &retries);
 		while (idx == LFPI_NIL &&
 		       lfpi_cache_steal(pool, c, &emptied, &retries))
 			idx = lfpi_pool_take(pool, &retries);
@@ -364,7 +365,11 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 		    (!lfpi_cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
 		     !lfpi_exhausted(pool, &want)))
 			break;
-		ctl = lfpi_cache_enter(c);
+		ctl = LFPI_CTL_OUT;
+		if ((idx = lfpi_cache_pop(c, &ctl)) != LFPI_NIL) {
+			shared = false;
+			break;
+		}
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
 	lfpi_cache_count(&c->ctr.steals, emptied);
@@ -381,13 +386,21 @@ void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
 }
 
 /*
- * The checks of lfp_cache_free for a release through cache c: the slot
- * of obj, marked free, or LFPI_NIL with *err set (-EINVAL, -EFAULT,
- * -EALREADY; or, in a strict pool, what lfpi_release_slot says) and the
- * refusal counted.
+ * The inline fast path found ctl set, or the cache empty; it entered the
+ * operation and left it to us. The cache finishes it, refilling from the
+ * depot if it can (one call down and back); the pool takes over if not.
  */
-static uint32_t pool_release_checked(struct lfp_cache *c, void *obj,
-				     int *err)
+void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
+{
+	uint32_t idx = lfpi_cache_pop(c, &ctl);
+
+	if (LFPI_UNLIKELY(idx == LFPI_NIL))
+		return pool_cache_miss(c, ctl);
+	return lfpi_hand_out(c->pool, idx); /* counted by the cache */
+}
+
+/* The checks of lfp_cache_free (pool.h). */
+uint32_t lfpi_release_checked(struct lfp_cache *c, void *obj, int *err)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t idx;
@@ -416,112 +429,10 @@ int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
 
 	if (!c)
 		return -EINVAL;
-	if ((idx = pool_release_checked(c, obj, &err)) == LFPI_NIL)
+	if ((idx = lfpi_release_checked(c, obj, &err)) == LFPI_NIL)
 		return err;
 	lfpi_cache_put(c, idx);
 	return 0;
-}
-
-/* Slots objs[0..k) (indices), just taken in a pool without quirks:
- * make them live and turn them into pointers, as the inline path does. */
-static void pool_hand_out_run(struct lfp_pool *pool, void **objs, size_t k)
-{
-	for (size_t i = 0; i < k; i++) {
-		uint32_t idx = (uint32_t)(uintptr_t)objs[i];
-
-		lfpi_mark_live(pool, idx);
-		objs[i] = lfpi_obj(pool, idx);
-	}
-}
-
-/* The slot of obj if it is a live object of a pool without quirks,
- * marked free now; else LFPI_NIL (the caller takes the checked path).
- * The exact division of the inline release (lfpool.h). */
-static uint32_t pool_release_plain(struct lfp_cache *c, void *obj)
-{
-	const struct lfpi_cache_hot *h = &c->hot;
-	uint64_t q = ((uint64_t)((uintptr_t)obj - (uintptr_t)h->objs)) * h->inv;
-	uint64_t idx = q >> h->shift | q << ((64 - h->shift) & 63);
-	_Atomic uint32_t *g;
-	uint32_t gen;
-
-	if (idx >= h->nslots)
-		return idx < h->bslots ? (uint32_t)idx : LFPI_NIL;
-	g = &h->gen[2 * (size_t)idx];
-	gen = atomic_load_explicit(g, memory_order_relaxed);
-	if (!(gen & 1))
-		return LFPI_NIL;
-	/* Relaxed: as in lfpi_mark_free. */
-	atomic_store_explicit(g, gen + 1, memory_order_relaxed);
-	return (uint32_t)idx;
-}
-
-size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
-{
-	size_t got = 0, k;
-	void *obj;
-
-	if (!cache || !objs)
-		return 0;
-	/*
-	 * A pool whose hooks may call back in (ctor, on_alloc) takes the
-	 * single path: slots popped in a run and not yet handed out are free
-	 * and in no list, so a hook that allocates would find them gone.
-	 */
-	while (got < n && !cache->pool->ctor && !cache->pool->on_alloc &&
-	       (k = lfpi_cache_pop_run(cache, objs + got, n - got))) {
-		/* Outside the operation, as single allocations do. */
-		if (LFPI_LIKELY(!cache->quirks))
-			pool_hand_out_run(cache->pool, objs + got, k);
-		else
-			for (size_t i = got; i < got + k; i++)
-				objs[i] = lfpi_hand_out(
-					cache->pool, (uint32_t)(uintptr_t)objs[i]);
-		got += k;
-	}
-	/* The rest, if any, the way single allocations go: stealing,
-	 * waiting, the exhaustion policy. */
-	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
-		objs[got++] = obj;
-	return got;
-}
-
-#define CACHE_RUN 64
-
-size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
-			   size_t n)
-{
-	uint32_t run[CACHE_RUN], k = 0, idx;
-	size_t done = 0;
-	int err;
-
-	if (!cache || !objs)
-		return 0;
-	/* With on_free, one by one: the slots released earlier in a run
-	 * would be free and in no list while a later hook runs. */
-	if (cache->pool->on_free) {
-		for (size_t i = 0; i < n; i++)
-			done += lfpi_cache_free_inline(cache, objs[i]) == 0;
-		return done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		/* The checks of lfp_cache_free, outside the operation: the
-		 * plain pool's short way first. */
-		if (LFPI_UNLIKELY((idx = pool_release_plain(cache, objs[i])) ==
-				  LFPI_NIL) &&
-		    (idx = pool_release_checked(cache, objs[i], &err)) ==
-			    LFPI_NIL)
-			continue;
-		run[k++] = idx;
-		if (k == CACHE_RUN) {
-			lfpi_cache_put_run(cache, run, k);
-			done += k;
-			k = 0;
-		}
-	}
-	if (k)
-		lfpi_cache_put_run(cache, run, k);
-	return done + k;
 }
 
 /* lfp_alloc when the thread's last cache is not this pool's. */
@@ -534,7 +445,7 @@ void *lfpi_alloc_slow(struct lfp_pool *pool)
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
 		return lfpi_cache_alloc_inline(c);
-	return pool_alloc_shared(pool);
+	return lfpi_pool_alloc_shared(pool);
 }
 
 int lfpi_free_slow(struct lfp_pool *pool, void *obj)
@@ -546,7 +457,7 @@ int lfpi_free_slow(struct lfp_pool *pool, void *obj)
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
 		return lfpi_cache_free_inline(c, obj);
-	return pool_free_shared(pool, obj);
+	return lfpi_pool_free_shared(pool, obj);
 }
 
 /* The exported functions are the inline paths of lfpool.h, called. */
@@ -568,33 +479,4 @@ void *lfp_alloc(struct lfp_pool *pool)
 int lfp_free(struct lfp_pool *pool, void *obj)
 {
 	return lfpi_free_inline(pool, obj);
-}
-
-size_t lfp_alloc_bulk(struct lfp_pool *pool, void **objs, size_t n)
-{
-	struct lfp_cache *c;
-	size_t i;
-	void *obj;
-
-	if (!pool || !objs)
-		return 0;
-	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
-		return lfp_cache_alloc_bulk(c, objs, n);
-	for (i = 0; i < n && (obj = pool_alloc_shared(pool)); i++)
-		objs[i] = obj;
-	return i;
-}
-
-size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs, size_t n)
-{
-	struct lfp_cache *c;
-	size_t done = 0;
-
-	if (!pool || !objs)
-		return 0;
-	if (!(pool->flags & LFP_F_NO_CACHE) && (c = lfpi_cache_implicit(pool)))
-		return lfp_cache_free_bulk(c, objs, n);
-	for (size_t i = 0; i < n; i++)
-		done += pool_free_shared(pool, objs[i]) == 0;
-	return done;
 }

@@ -1,9 +1,9 @@
 /*
  * The pool layer (pool/, above cache/): taking and releasing slots
- * (generations, hooks) and the shared path (pool.c), the folder's
- * interface to the leaves above it. Its policies have their own headers,
- * for pool.c: exhaustion and growth (grow.h), trim (trim.h), fork
- * (fork.h); lfp_stats is stats.c.
+ * (generations, hooks) and the shared path (pool.c; the bulk calls are
+ * bulk.c, above it), the folder's interface to the leaves above it. Its
+ * policies have their own headers, for pool.c: exhaustion and growth
+ * (grow.h), trim (trim.h), fork (fork.h); lfp_stats is stats.c.
  */
 #ifndef LFPOOL_POOL_H
 #define LFPOOL_POOL_H
@@ -108,7 +108,8 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 	return idx;
 }
 
-/* pool.c (continued): the shared path that caches fall back on. */
+/* pool.c (continued): the shared path that caches fall back on, and
+ * what the bulk calls (bulk.c) share with the single ones. */
 
 /* Take one slot from the free list, the depot or the fresh ones, or
  * LFPI_NIL. */
@@ -119,6 +120,17 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries);
  * count a refused release. Returns err.
  */
 int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err);
+/* lfp_alloc and lfp_free without a cache (LFP_F_NO_CACHE, or no cache
+ * could be made): the shared free list, counted in the pool's shards. */
+void *lfpi_pool_alloc_shared(struct lfp_pool *pool);
+int lfpi_pool_free_shared(struct lfp_pool *pool, void *obj);
+/*
+ * The checks of lfp_cache_free for a release through cache c: the slot
+ * of obj, marked free, or LFPI_NIL with *err set (-EINVAL, -EFAULT,
+ * -EALREADY; or, in a strict pool, what lfpi_release_slot says) and the
+ * refusal counted.
+ */
+uint32_t lfpi_release_checked(struct lfp_cache *c, void *obj, int *err);
 /* Make slot idx live (its generation odd): the caller owns the slot.
  * Returns the generation it had (0: never used; 1 always in an unchecked
  * pool, which has neither a ctor nor debug tools to ask). */
