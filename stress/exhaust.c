@@ -18,7 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress.h"
+#include "bound.h"
+#include "check.h"
+#include "exhaust.h"
+#include "life.h"
+#include "mode.h"
+#include "run.h"
 
 /*
  * The pool call this thread is in, if any, for the signal handlers: the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The harness's files form layers: each calls only files of a lower rank,
 # so the main file calls down, the modes never call back into the worker,
-# and there is no circle (the ranks are listed at the end of stress.h).
+# and there is no circle (each file's header states its rank too).
 # Reads the symbols of the built objects with nm (STRESS_OBJECTS, or every
 # object here) and fails on any use of a function or variable of a file
 # of the same rank or above, and on a file with no rank.
