@@ -285,12 +285,14 @@ extern const struct bench_contender bench_treiber;
 extern const struct bench_contender bench_boost_freelist;
 extern const struct bench_contender bench_tbbmalloc;
 
-/* main.c: print per-run details from the contenders (--verbose) */
+/* run.c: print per-run details from the contenders (--verbose, which
+ * main.c reads) */
 extern int bench_verbose;
 
-/* c_lfpool.c: lfp_config.cache_size and batch_size (0: the default) */
+/* lfpcfg.c: lfp_config.cache_size and batch_size (0: the default) */
 void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
-/* The values bench_lfp_config set, for c_lfpmany.c's pools. */
+/* The values bench_lfp_config set, for c_lfpool.c's and c_lfpmany.c's
+ * pools. */
 void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size);
 
 /* c_lfpmany.c: lfpool's hooks for the many-pool and family workloads */
