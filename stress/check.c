@@ -20,7 +20,6 @@
 #include "check.h"
 #include "internal.h"
 #include "run.h"
-#include "tally.h"
 
 #define CHECK_LIVE UINT32_C(0x4556494c) /* "LIVE" */
 #define CHECK_DEAD UINT32_C(0x44414544) /* "DEAD" */

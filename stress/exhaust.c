@@ -21,7 +21,6 @@
 #include "bound.h"
 #include "check.h"
 #include "exhaust.h"
-#include "life.h"
 #include "mode.h"
 #include "run.h"
 

@@ -29,7 +29,6 @@
 
 #include "check.h"
 #include "internal.h"
-#include "life.h"
 #include "rcu.h"
 #include "run.h"
 

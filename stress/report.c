@@ -11,7 +11,6 @@
 #include "mode.h"
 #include "report.h"
 #include "run.h"
-#include "tally.h"
 
 #define MIB (1024.0 * 1024.0)
 

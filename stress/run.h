@@ -1,9 +1,10 @@
 /*
  * The state of a run that the supervisor (lfpool-stress.c) and the
- * workers share: each worker's seat, its inbox and the handles it shows,
- * the idle rounds' and the trimmer's words, the slots' owner words and the
- * flag that stops the run. Data only, and the one inline test of the
- * stop flag: it calls nothing.
+ * workers share: each worker's seat, its inbox, its counts and the
+ * handles it shows; the idle rounds' and the trimmer's words; the slots'
+ * owner words and the flag that stops the run; and a life, one thread's
+ * time in a seat, with its random stream. Data and three inline
+ * functions that call nothing: every file of the harness may include it.
  */
 #ifndef LFP_STRESS_RUN_H
 #define LFP_STRESS_RUN_H
@@ -15,12 +16,12 @@
 #include <stdint.h>
 
 #include "stress.h"
-#include "tally.h"
 
 #define STRESS_INBOX 256
 #define STRESS_CACHELINE 64
 #define STRESS_MSG 512
 #define STRESS_SHOWN 4 /* handles each worker shows to the others */
+#define STRESS_GRAVE 16 /* handles a life keeps of objects it released */
 
 /* An object in transit to another thread. */
 struct stress_parcel {
@@ -39,6 +40,34 @@ struct stress_inbox {
 	_Atomic uint32_t seen; /* count, for the progress line */
 	struct stress_parcel ring[STRESS_INBOX];
 };
+
+/* Counts of one worker, summed over its lives. */
+struct stress_tally {
+	uint64_t ops;       /* pool calls and handoffs */
+	uint64_t allocs;    /* objects allocated */
+	uint64_t frees;     /* objects released */
+	uint64_t exhausted; /* allocation calls that came back empty or short */
+	uint64_t checks;    /* objects whose pattern was verified */
+	uint64_t handoffs;  /* objects sent to another thread */
+	uint64_t refused;   /* bad releases refused, as they must be */
+	uint64_t lives;     /* threads that ran as this worker */
+	uint64_t hook_allocs; /* on_alloc calls seen by this worker */
+	uint64_t hook_frees;  /* on_free calls seen by this worker */
+	uint64_t probes;    /* handle probes: stale, forged, others' handles */
+	uint64_t stale;     /* handles of released objects tried again */
+	uint64_t deferred;  /* objects released with lfp_free_deferred */
+	uint64_t reads;     /* RCU read sections that checked a live object */
+	uint64_t overlaps;  /* ... whose object was released meanwhile */
+	uint64_t barriers;  /* lfp_barrier calls on an exhausted pool */
+	uint64_t rounds;    /* idle rounds drained */
+	uint64_t drained;   /* objects the drainer took in them */
+	uint64_t grabbed;   /* ... of them while workers were going idle */
+	uint64_t napped;    /* workers nudged inside a pool call, held there */
+	uint64_t trims;     /* lfp_trim calls */
+	uint64_t trimmed;   /* bytes they gave back */
+	uint64_t by_mode[STRESS_NMODES]; /* operations by mode */
+};
+
 
 enum stress_state { STRESS_IDLE, STRESS_RUNNING, STRESS_DONE };
 
@@ -161,6 +190,61 @@ static inline bool stress_aborted(const struct stress_run *r)
 {
 	return atomic_load_explicit(&r->stop, memory_order_relaxed) ==
 	       STRESS_ABORT;
+}
+
+/*
+ * One thread's time in a worker's seat, shared by the files that make up
+ * a worker (life.c, worker.c, ops.c and the modes that have files of
+ * their own). Plain: only its thread uses it.
+ */
+struct stress_life {
+	struct stress_run *run;
+	const struct stress_opts *o;
+	struct stress_worker *w;
+	uint32_t tid;
+	uint64_t rng;
+	uint64_t seq;      /* stamps, one per allocation */
+	uint64_t ops;      /* this worker's operations, over all its lives */
+	uint64_t left;     /* operations until this life retires */
+	uint32_t n;        /* objects held, in w->held[0 .. n) */
+	uint32_t target;   /* the number of objects to hold for a while */
+	uint32_t retarget; /* operations until a new target */
+	unsigned bad;      /* bad releases per 64 operations */
+	unsigned probe;    /* handle probes per 64 operations */
+	unsigned read;     /* RCU read sections per 64 operations */
+	bool handoff;
+	bool handles; /* take every object's handle (handle, deferred) */
+	bool rcu;     /* registered with liburcu (deferred) */
+	bool idle;    /* parks for idle rounds */
+	uint64_t deferred; /* slots waiting for grace periods: lfp_stats at
+			      room_at, plus what we spent since (rcu.c) */
+	uint64_t capacity; /* the pool's capacity at room_at */
+	uint64_t room_at;  /* ops | 1 when lfp_stats was read; 0 = never */
+	uint32_t idle_seen; /* the last idle round parked for or drained */
+	uint64_t idle_next; /* the drainer: ops at which to begin the next */
+	bool idle_hello;    /* said which thread to nudge */
+	uint32_t graves; /* handles put in grave[], ever */
+	lfp_handle grave[STRESS_GRAVE]; /* the latest ones released */
+	struct lfp_cache *cache; /* the explicit cache, made on first use */
+	struct stress_tally t;
+};
+
+/* xorshift64*: fast, and plenty for choosing what to do next. */
+static inline uint64_t stress_rand(struct stress_life *l)
+{
+	uint64_t x = l->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	l->rng = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Uniform in [0, n). */
+static inline uint32_t stress_below(struct stress_life *l, uint32_t n)
+{
+	return (uint32_t)((stress_rand(l) >> 32) * n >> 32);
 }
 
 #endif /* LFP_STRESS_RUN_H */

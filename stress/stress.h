@@ -10,8 +10,9 @@
  * retire, prints progress, samples memory and spots a stalled run.
  *
  * Files, from the top down; each calls only those below it, so nothing
- * calls back up (stress/layers.sh checks it with nm on the built
- * objects, by the ranks it lists and each file's header states):
+ * calls back up (stress/layers.sh checks it, with nm on the built objects
+ * and on the headers each file includes, by the ranks it lists and each
+ * file's header states):
  *   lfpool-stress.c  main and the supervisor
  *   worker.c         the worker threads: each life's loop, retirement
  *                    and successor
@@ -34,9 +35,10 @@
  * --help text), clock.c and tally.c.
  *
  * Each file but the main one declares what it offers in a header of its
- * own (options.h for options.c, and so on). run.h holds the state of a
- * run that the supervisor and the workers share; this header, what every
- * file shares: the limits, the modes, the options and an object's mark.
+ * own (options.h for options.c, and so on), and includes only its own and
+ * those of lower ranks. run.h holds the state of a run that the
+ * supervisor and the workers share; this header, what every file shares:
+ * the limits, the modes, the options and an object's mark.
  */
 #ifndef LFP_STRESS_H
 #define LFP_STRESS_H

@@ -4,6 +4,7 @@
  *
  * A leaf: calls nothing else in the harness.
  */
+#include "run.h"
 #include "tally.h"
 
 void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
