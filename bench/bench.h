@@ -206,21 +206,24 @@ struct bench_table {
 	struct bench_micro_cell micro[MB_COUNT];
 };
 
-/* report.c */
+/* report.c: the report, which calls the sections below; none calls it */
 int bench_report(const struct bench_table *t, const char *dir);
+/* report_many.c: the sections on many pools and families, if measured */
+void bench_report_many(FILE *f, const struct bench_table *t);
+/* report_lean.c: the bare shared list against the lean lists, if measured */
+void bench_report_lean(FILE *f, const struct bench_table *t);
+/* medians.c, what every section reads: */
 /* Median of field (0: Mops/s, 1: CPU ns/op) over a cell's repetitions,
  * or NAN when none succeeded. */
 double bench_median(const struct bench_cell *c, int field);
+/* Median of a bulk-call cell's ns per operation, or NAN. */
+double bench_micro_median(const struct bench_micro_cell *c);
 /* A cell's median speed: Mops/s, or with cpu operations per CPU
  * microsecond; NAN if ci < 0 or unmeasured. */
 double bench_speed(const struct bench_table *t, int ci,
 		   enum bench_workload wl, unsigned ti, bool cpu);
 /* The index of the contender called name in t, or -1. */
 int bench_find(const struct bench_table *t, const char *name);
-/* report_many.c: the sections on many pools and families, if measured */
-void bench_report_many(FILE *f, const struct bench_table *t);
-/* report_lean.c: the bare shared list against the lean lists, if measured */
-void bench_report_lean(FILE *f, const struct bench_table *t);
 /* raw.c: every repetition, and back */
 int bench_raw_write(const struct bench_table *t, const char *path);
 /* Fill t from a raw.tsv written by bench_raw_write; 0 or -1. */
@@ -282,12 +285,14 @@ extern const struct bench_contender bench_treiber;
 extern const struct bench_contender bench_boost_freelist;
 extern const struct bench_contender bench_tbbmalloc;
 
-/* main.c: print per-run details from the contenders (--verbose) */
+/* run.c: print per-run details from the contenders (--verbose, which
+ * main.c reads) */
 extern int bench_verbose;
 
-/* c_lfpool.c: lfp_config.cache_size and batch_size (0: the default) */
+/* lfpcfg.c: lfp_config.cache_size and batch_size (0: the default) */
 void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
-/* The values bench_lfp_config set, for c_lfpmany.c's pools. */
+/* The values bench_lfp_config set, for c_lfpool.c's and c_lfpmany.c's
+ * pools. */
 void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size);
 
 /* c_lfpmany.c: lfpool's hooks for the many-pool and family workloads */

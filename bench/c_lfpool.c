@@ -19,8 +19,6 @@
 #include "lfpool.h"
 
 static struct lfp_pool *lfpb_pool;
-/* lfp_config.cache_size and batch_size for the cached rows; 0 = default. */
-static uint32_t lfpb_cache_size, lfpb_batch_size;
 /* A release the pool refused: a bug in the pool or in this program. */
 static _Atomic int lfpb_refused;
 
@@ -31,28 +29,15 @@ static int lfpb_init(char *why, size_t why_len)
 	return 0;
 }
 
-void bench_lfp_config(uint32_t cache_size, uint32_t batch_size)
-{
-	lfpb_cache_size = cache_size;
-	lfpb_batch_size = batch_size;
-}
-
-void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size)
-{
-	*cache_size = lfpb_cache_size;
-	*batch_size = lfpb_batch_size;
-}
-
 static int lfpb_create(uint32_t flags)
 {
 	struct lfp_config cfg = {
 		.obj_size = BENCH_OBJ_SIZE,
 		.capacity = BENCH_CAPACITY,
 		.flags = flags,
-		.cache_size = lfpb_cache_size,
-		.batch_size = lfpb_batch_size,
 	};
 
+	bench_lfp_sizes(&cfg.cache_size, &cfg.batch_size);
 	atomic_store_explicit(&lfpb_refused, 0, memory_order_relaxed);
 	return lfp_create(&cfg, &lfpb_pool);
 }

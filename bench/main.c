@@ -26,8 +26,6 @@
 
 #include "bench.h"
 
-int bench_verbose;
-
 static const struct bench_contender *const main_all[BENCH_NCT] = {
 	&bench_local,   &bench_lfp_explicit, &bench_lfp_implicit,
 	&bench_lfp_bare, &bench_glibc,       &bench_mimalloc,

@@ -1,33 +1,15 @@
 /*
- * The report: medians, ratios between medians of the same run, the targets
+ * The report: ratios between medians of the same run, the targets
  * lfpool's caches are held to, as markdown (results.md); every repetition
- * (raw.tsv, raw.c); and one data file per workload for plot.gp.
+ * (raw.tsv, raw.c); and one data file per workload for plot.gp. It calls
+ * down to the sections of its own files (report_many.c, report_lean.c)
+ * and to the medians (medians.c), which call nothing back.
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
-
-static int report_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double bench_median(const struct bench_cell *c, int field)
-{
-	double v[BENCH_MAX_REPS];
-
-	if (!c->n)
-		return NAN;
-	for (unsigned i = 0; i < c->n; i++)
-		v[i] = field ? c->r[i].cpu_ns : c->r[i].mops;
-	qsort(v, c->n, sizeof(v[0]), report_cmp);
-	return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
-}
 
 /* (max - min) / median of the throughputs. */
 static double report_spread(const struct bench_cell *c)
@@ -41,34 +23,10 @@ static double report_spread(const struct bench_cell *c)
 	return c->n > 1 ? (hi - lo) / med : NAN;
 }
 
-int bench_find(const struct bench_table *t, const char *name)
-{
-	for (int i = 0; i < BENCH_NCT; i++)
-		if (!strcmp(t->ct[i]->name, name))
-			return i;
-	return -1;
-}
-
 static double report_mops(const struct bench_table *t, int ci,
 			  enum bench_workload wl, unsigned ti)
 {
 	return ci < 0 ? NAN : bench_median(&t->cell[ci][wl][ti], 0);
-}
-
-/*
- * Speed as wall-clock throughput (Mops/s), or, with cpu, as operations
- * per CPU microsecond (1000 / ns per op): the second leaves out the time
- * other programs took from the workers, so ratios of it stay put on a
- * busy machine where ratios of wall-clock throughput wander.
- */
-double bench_speed(const struct bench_table *t, int ci,
-		   enum bench_workload wl, unsigned ti, bool cpu)
-{
-	if (ci < 0)
-		return NAN;
-	if (cpu)
-		return 1000 / bench_median(&t->cell[ci][wl][ti], 1);
-	return bench_median(&t->cell[ci][wl][ti], 0);
 }
 
 /* "wall (cpu)" ratio of two contenders' speeds, or a dash. */
@@ -452,17 +410,6 @@ static void report_header(FILE *f, const struct bench_table *t)
 		t->seconds);
 }
 
-static double report_micro_median(const struct bench_micro_cell *c)
-{
-	double v[BENCH_MAX_REPS];
-
-	if (!c->n)
-		return NAN;
-	memcpy(v, c->ns, sizeof(double) * c->n);
-	qsort(v, c->n, sizeof(double), report_cmp);
-	return c->n % 2 ? v[c->n / 2] : (v[c->n / 2 - 1] + v[c->n / 2]) / 2;
-}
-
 /* The bulk calls against the single ones: pairs of rows, single first. */
 static void report_micro(FILE *f, const struct bench_table *t)
 {
@@ -478,8 +425,8 @@ static void report_micro(FILE *f, const struct bench_table *t)
 		   "row over this one.\n\n| row | what | ns | ratio |\n"
 		   "|---|---|---:|---:|\n", n);
 	for (int m = 0; m < MB_COUNT; m++) {
-		double v = report_micro_median(&t->micro[m]);
-		double single = report_micro_median(&t->micro[m & ~1]);
+		double v = bench_micro_median(&t->micro[m]);
+		double single = bench_micro_median(&t->micro[m & ~1]);
 
 		fprintf(f, "| %s | %s", bench_micro_name[m],
 			bench_micro_label[m]);

@@ -15,6 +15,9 @@
 #include "bench.h"
 #include "workloads.h"
 
+/* Set by main.c from --verbose before any run; read by the contenders. */
+int bench_verbose;
+
 const char *const bench_wl_name[WL_COUNT] = {
 	[WL_PAIR] = "pair",
 	[WL_BURST_LIFO] = "burst-lifo",

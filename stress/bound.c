@@ -19,7 +19,7 @@
  *
  * A leaf: calls nothing else in the harness.
  */
-#include "stress.h"
+#include "bound.h"
 
 /* Caches a thread of this run owns: implicit unless pool, explicit. */
 uint32_t stress_bound_caches(const struct stress_opts *o)

@@ -17,8 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "internal.h"
-#include "stress.h"
+#include "run.h"
 
 #define CHECK_LIVE UINT32_C(0x4556494c) /* "LIVE" */
 #define CHECK_DEAD UINT32_C(0x44414544) /* "DEAD" */

@@ -7,7 +7,7 @@
  */
 #include <time.h>
 
-#include "stress.h"
+#include "clock.h"
 
 double stress_now(void)
 {

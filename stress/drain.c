@@ -19,7 +19,13 @@
  */
 #include <inttypes.h>
 
-#include "stress.h"
+#include "check.h"
+#include "clock.h"
+#include "drain.h"
+#include "exhaust.h"
+#include "life.h"
+#include "mode.h"
+#include "run.h"
 
 #define DRAIN_STARVE_NS 20000L /* the drainer's wait when nothing came */
 

@@ -18,7 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress.h"
+#include "bound.h"
+#include "check.h"
+#include "exhaust.h"
+#include "mode.h"
+#include "run.h"
 
 /*
  * The pool call this thread is in, if any, for the signal handlers: the

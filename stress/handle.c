@@ -28,7 +28,12 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "stress.h"
+#include "check.h"
+#include "handle.h"
+#include "life.h"
+#include "mode.h"
+#include "rcu.h"
+#include "run.h"
 
 static lfp_handle handle_make(uint32_t gen, uint32_t slot)
 {

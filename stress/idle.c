@@ -39,7 +39,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "stress.h"
+#include "clock.h"
+#include "drain.h"
+#include "exhaust.h"
+#include "idle.h"
+#include "life.h"
+#include "mode.h"
+#include "run.h"
 
 #define IDLE_POLL_NS 20000000L /* how often a wait looks at stop */
 #define IDLE_NAP_NS 100000L    /* how long a nudged call is held up */

@@ -2,8 +2,8 @@
  * lfpool-stress: main and the supervisor. See stress.h for the plan and
  * --help for the command line.
  *
- * The top: calls down into every file below it (their ranks are at the
- * end of stress.h), and nothing calls it.
+ * The top: calls down into every file below it (each one's header gives
+ * its rank), and nothing calls it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stress.h"
+#include "check.h"
+#include "clock.h"
+#include "exhaust.h"
+#include "idle.h"
+#include "mode.h"
+#include "options.h"
+#include "report.h"
+#include "run.h"
+#include "tally.h"
+#include "trim.h"
+#include "validate.h"
+#include "worker.h"
 
 #define STRESS_GIVE_UP 3.0 /* seconds threads get to stop after a violation */
 

@@ -10,7 +10,12 @@
  */
 #include <string.h>
 
-#include "stress.h"
+#include "check.h"
+#include "life.h"
+#include "mode.h"
+#include "rcu.h"
+#include "run.h"
+#include "tally.h"
 
 static uint64_t life_mix(uint64_t x)
 {

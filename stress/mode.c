@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "stress.h"
+#include "mode.h"
 
 const char *const stress_mode_name[STRESS_NMODES] = {
 	[STRESS_POOL] = "pool",         [STRESS_CACHE] = "cache",

@@ -15,7 +15,15 @@
 #include <sched.h>
 #include <stdio.h>
 
-#include "stress.h"
+#include "check.h"
+#include "exhaust.h"
+#include "handle.h"
+#include "idle.h"
+#include "life.h"
+#include "mode.h"
+#include "ops.h"
+#include "rcu.h"
+#include "run.h"
 
 static enum stress_mode op_pick(struct stress_life *l, const unsigned *cum,
 				unsigned total)

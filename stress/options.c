@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress.h"
+#include "mode.h"
+#include "options.h"
+#include "usage.h"
 
 /* The modes 'all' leaves out: each shapes the whole run. */
 static bool opt_special(int m)

@@ -27,8 +27,10 @@
 #include <stddef.h>
 #include <urcu/urcu-memb.h>
 
+#include "check.h"
 #include "internal.h"
-#include "stress.h"
+#include "rcu.h"
+#include "run.h"
 
 #define RCU_LOOKS 8 /* reads of the identity per section */
 

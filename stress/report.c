@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stress.h"
+#include "mode.h"
+#include "report.h"
+#include "run.h"
 
 #define MIB (1024.0 * 1024.0)
 

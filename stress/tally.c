@@ -4,7 +4,8 @@
  *
  * A leaf: calls nothing else in the harness.
  */
-#include "stress.h"
+#include "run.h"
+#include "tally.h"
 
 void stress_tally_add(struct stress_tally *to, const struct stress_tally *from)
 {

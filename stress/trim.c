@@ -23,7 +23,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "stress.h"
+#include "check.h"
+#include "exhaust.h"
+#include "mode.h"
+#include "run.h"
+#include "trim.h"
 
 #define TRIM_CHECK_EVERY 64 /* trims between looks at the pool's growth */
 

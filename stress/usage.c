@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "stress.h"
+#include "usage.h"
 
 void stress_usage(FILE *f)
 {

@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "stress.h"
+#include "bound.h"
+#include "mode.h"
+#include "validate.h"
 
 /* --grow and --exhaust together: --grow alone means grow. */
 static int valid_policy(struct stress_opts *o)

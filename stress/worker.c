@@ -12,7 +12,13 @@
 #include <sched.h>
 #include <time.h>
 
-#include "stress.h"
+#include "check.h"
+#include "clock.h"
+#include "idle.h"
+#include "life.h"
+#include "ops.h"
+#include "run.h"
+#include "worker.h"
 
 /* Objects held by all threads or in transit: approximate while running. */
 uint64_t stress_live(const struct stress_run *r)
