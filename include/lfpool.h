@@ -536,7 +536,8 @@ LFP_API void lfp_cache_stats(const struct lfp_cache *cache,
 
 /*
  * Whether ptr points into the pool's object memory (to any byte of any
- * slot, live or free). False for NULL arguments.
+ * slot, live or free). Returns true if so, false if not and for NULL
+ * arguments.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API bool lfp_owns(const struct lfp_pool *pool, const void *ptr);
@@ -549,8 +550,8 @@ LFP_API bool lfp_owns(const struct lfp_pool *pool, const void *ptr);
 LFP_API uint32_t lfp_index_of(const struct lfp_pool *pool, const void *obj);
 
 /*
- * The object at slot index, live or not, or NULL if index >= capacity.
- * Inverse of lfp_index_of.
+ * The object at slot index, live or not: the inverse of lfp_index_of.
+ * Returns it, or NULL if index >= capacity.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
@@ -805,7 +806,7 @@ typedef struct {
 
 /*
  * The slot index a handle names, whether or not the handle is current
- * (lfp_resolve tells that).
+ * (lfp_resolve tells that). Returns h's low 32 bits.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline uint32_t lfp_handle_index(lfp_handle h)
@@ -814,8 +815,8 @@ static inline uint32_t lfp_handle_index(lfp_handle h)
 }
 
 /*
- * The generation a handle names: odd in a handle of a live object, 0 in
- * the null handle.
+ * The generation a handle names. Returns h's high 32 bits: odd in a
+ * handle of a live object, 0 in the null handle.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
@@ -824,8 +825,9 @@ static inline uint32_t lfp_handle_gen(lfp_handle h)
 }
 
 /*
- * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory). A
- * handle that is not null may still be stale: lfp_resolve tells.
+ * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory).
+ * Returns true if so. A handle that is not null may still be stale:
+ * lfp_resolve tells.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline bool lfp_handle_is_null(lfp_handle h)
@@ -836,7 +838,8 @@ static inline bool lfp_handle_is_null(lfp_handle h)
 /*
  * Whether a and b are the same handle: the same slot and the same
  * generation, so they name the same object (or are both null). Two
- * handles of one slot from different lifetimes are not equal.
+ * handles of one slot from different lifetimes are not equal. Returns
+ * true if they are the same.
  * Thread safety: any thread; it reads a and b only. Progress: wait-free.
  */
 static inline bool lfp_handle_eq(lfp_handle a, lfp_handle b)
@@ -929,8 +932,8 @@ LFP_API int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h);
 
 /*
  * Whether obj is a live object of this pool (allocated, not yet released).
- * False for NULL arguments, pointers outside the pool or not at the start
- * of an object. In an unchecked pool (LFP_F_UNCHECKED) without checks it
+ * Returns true if so; false for NULL arguments, pointers outside the pool
+ * or not at the start of an object. In an unchecked pool (LFP_F_UNCHECKED) without checks it
  * cannot tell live from released: true for the start of any object below
  * lfp_extent (maybe live), false for the rest (never live).
  * Thread safety: any thread; like lfp_resolve, the answer may be outdated
@@ -969,7 +972,7 @@ typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
  * index below it, and no slot at or above it was ever handed out (slots
  * below it may be free, some parked in thread caches). It only grows, up
  * to capacity. Use it to split a pool into ranges of equal work for
- * lfp_foreach_range.
+ * lfp_foreach_range. Returns it, 0 if pool is NULL.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
@@ -1223,7 +1226,8 @@ LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
 LFP_API int lfp_family_free(struct lfp_family *fam, void *obj);
 
 /*
- * The number of classes of the family (cfg.classes), 0 if fam is NULL.
+ * The number of classes of the family. Returns cfg.classes, 0 if fam is
+ * NULL.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API uint32_t lfp_family_classes(const struct lfp_family *fam);

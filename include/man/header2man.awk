@@ -23,8 +23,9 @@
 # - "lfpool(7)", the concepts page (written by hand), is set in bold, and
 #   listed in SEE ALSO of the pages whose text names it and of lfpool.3.
 # A function without a comment, or one whose comment lacks "Thread
-# safety" or "Progress", fails the run, and so does a page set that is
-# not exactly the list in -v pages (the Makefile's, which installs them).
+# safety" or "Progress" (or "Returns", unless it returns void), fails
+# the run, and so does a page set that is not exactly the list in
+# -v pages (the Makefile's, which installs them).
 # Plain POSIX awk (mawk, busybox): no gawk extensions.
 
 BEGIN {
@@ -122,6 +123,10 @@ function end_decl(   i, typ, L, n) {
 		isfunc[dname] = 1
 		if (ctext !~ /Thread safety/ || ctext !~ /[Pp]rogress/)
 			fail(dname ": the comment needs Thread safety and Progress")
+		# What a function gives back, unless it gives nothing back.
+		if (dcode !~ /^(LFP_API |static inline )?void [a-z_]+\(/ &&
+		    ctext !~ /(^|[.:;] +|\n)Returns/)
+			fail(dname ": the comment needs a Returns sentence")
 		pending = 0
 		return
 	}
