@@ -3,11 +3,11 @@
  *
  * One pool holds objects of one size in memory taken up front. Allocation
  * and release are O(1) and lock-free, and a pool never moves an object.
- * Threads go through caches of free slots: their own, made on a thread's
- * first call on a pool (implicit), or ones a worker keeps (explicit). A
- * family serves objects of many sizes from a pool per size class; a
- * handle names one object for one lifetime. The library never calls
- * malloc (see lfpool(7), DESCRIPTION).
+ * Threads normally go through caches of free slots: their own, made on a
+ * thread's first call on a pool (implicit), or ones a worker keeps
+ * (explicit). A family serves objects of many sizes from a pool per size
+ * class; a handle names one object for one lifetime. The library never
+ * calls malloc (see lfpool(7), DESCRIPTION).
  *
  * Conventions used below:
  * - Setup calls return 0 or a negative errno value.
@@ -359,8 +359,9 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * slots in idle caches count as free: see lfpool(7), IDLE CACHES.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
- * ASYNC-SIGNAL SAFETY. Progress: lock-free while the pool has free slots. When it
- * looks exhausted, the allocation waits for an lfp_trim that has the free
+ * ASYNC-SIGNAL SAFETY.
+ * Progress: lock-free while the pool has free slots. When it looks
+ * exhausted, the allocation waits for an lfp_trim that has the free
  * list aside, for a thread that is emptying the caller's own cache, or a
  * cache the caller found nothing else to take from, at that moment (a
  * few hundred instructions, unless that thread is preempted), or for a
@@ -933,9 +934,10 @@ LFP_API int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h);
 /*
  * Whether obj is a live object of this pool (allocated, not yet released).
  * Returns true if so; false for NULL arguments, pointers outside the pool
- * or not at the start of an object. In an unchecked pool (LFP_F_UNCHECKED) without checks it
- * cannot tell live from released: true for the start of any object below
- * lfp_extent (maybe live), false for the rest (never live).
+ * or not at the start of an object. In an unchecked pool (LFP_F_UNCHECKED)
+ * without checks it cannot tell live from released: true for the start of
+ * any object below lfp_extent (maybe live), false for the rest (never
+ * live).
  * Thread safety: any thread; like lfp_resolve, the answer may be outdated
  * as soon as it is returned if another thread allocates or releases obj.
  * Progress: wait-free.
