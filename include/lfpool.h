@@ -3,102 +3,21 @@
  *
  * One pool holds objects of one size in memory taken up front. Allocation
  * and release are O(1) and lock-free, and a pool never moves an object.
- * The library never calls malloc: pools, thread caches and scratch memory
- * come from mmap (or from the caller). Two calls it makes may malloc
- * inside other libraries: pthread_setspecific, once per thread, and
- * liburcu's call_rcu, on a thread's first deferred release. A malloc built
- * on lfpool is safe with them: an allocation nested inside a thread's
- * cache setup takes the shared free list instead of recursing.
+ * Threads normally go through caches of free slots: their own, made on a
+ * thread's first call on a pool (implicit), or ones a worker keeps
+ * (explicit). A family serves objects of many sizes from a pool per size
+ * class; a handle names one object for one lifetime. The library never
+ * calls malloc (see lfpool(7), DESCRIPTION).
  *
  * Conventions used below:
  * - Setup calls return 0 or a negative errno value.
  * - Allocation returns NULL only when the pool is exhausted.
  * - "Thread safety:" says who may call a function concurrently with whom;
  *   "Progress:" says whether it is wait-free, lock-free or blocking.
- *
- * Hooks (ctor, on_alloc, on_free, reclaim) run outside the pool's
- * operations: a hook may call back into its own pool, through any call
- * and any cache, including the cache whose call is running the hook.
- *
- * Memory checkers: in a program built with -fsanitize=address (by gcc or
- * clang), a released object is poisoned from its release until it is
- * allocated again, wherever its slot waits meanwhile (a thread's cache,
- * the shared lists), so a read or write of it is reported at once as a
- * use-after-poison. This holds with any build of lfpool, with ASan or
- * without, linked shared or static, or loaded with dlopen: the library
- * finds the ASan runtime in the process at lfp_create (through weak
- * references to its poisoning interface). Such pools make every
- * allocation and release out of line; in a program without ASan nothing
- * is poisoned and the inline paths are unchanged. An object released with
- * lfp_free_deferred is poisoned when its grace period ends. Under
- * Valgrind, memcheck sees released objects as freed heap blocks, and
- * every pool takes the out-of-line paths; with LFP_VALGRIND=profile in
- * the environment, pools are not shown to memcheck and keep their inline
- * paths, so that callgrind and cachegrind count the code the program
- * runs outside Valgrind.
- *
- * Async-signal safety: a signal handler may call lfp_cache_alloc,
- * lfp_cache_free and lfp_cache_free_handle on an explicit cache that only
- * the handler uses, and lfp_alloc, lfp_free and lfp_free_handle on a pool
- * made with LFP_F_NO_CACHE, provided the pool's exhaust policy is
- * LFP_EXHAUST_NULL (GROW takes a lock, RECLAIM calls out, ABORT prints)
- * and it was made without LFP_F_WAIT_DEFERRED (which waits),
- * its hooks are themselves async-signal-safe, and the interrupted thread
- * is not inside lfp_trim on that pool (an allocation that finds the pool
- * empty waits for a running trim). The read-only calls (lfp_owns,
- * lfp_index_of, lfp_at, lfp_stats, lfp_extent, lfp_handle_of,
- * lfp_resolve, lfp_is_live, lfp_version) are async-signal-safe too.
- * lfp_alloc and lfp_free through the implicit per-thread caches are not:
- * the interrupted thread may be in the middle of an operation on the same
- * cache. Nothing else is.
- *
- * fork: a pool stays usable in the child of a multithreaded program. The
- * library's pthread_atfork handlers hold the pool's locks across fork and
- * take every thread cache, so that owners keep off their slots; in the
- * child, the caches of the threads that did not come along are emptied
- * into the free list, so their idle slots can be allocated. Objects those
- * threads held are never released in the child, and the slots of a thread
- * that was in the middle of an lfp call at that moment (its cache, or a
- * magazine moving between the pool and its cache, or, on the shared
- * path, the magazine it was taking one slot out of) are lost to the
- * child, never handed out twice. The child may call every function
- * on the pool, including lfp_destroy; explicit caches made by threads
- * that did not come along may be destroyed (or used) by the child.
- * Deferred release (lfp_free_deferred, lfp_barrier, and lfp_destroy of a
- * pool that used it) needs liburcu's own fork protocol
- * (urcu_memb_call_rcu_before_fork and its two partners), which is the
- * application's to call. lfpool registers its handlers when it is loaded,
- * so the application's own atfork handlers run while the pools are whole
- * and may use them; handlers registered earlier (by libraries loaded
- * before lfpool, or, in a static link, by constructors that happen to run
- * before lfpool's) must not call lfpool, but may take locks that threads
- * calling lfpool hold. From fork's prepare to its parent handler every
- * cache is held, so an allocation that finds the pool exhausted
- * meanwhile waits for the fork to end, 20 ms at most; lfp_cache_flush,
- * lfp_cache_destroy and a thread's exit wait for it 20 ms at most too,
- * then leave the slots in the cache (a destroyed or exited thread's
- * cache is given up with them, and a starving allocation takes them by
- * stealing); and a thread in the middle of an lfp call at the fork loses
- * its cached slots to the child (never to the parent). lfpool's fork
- * handlers block every signal from its prepare handler to its parent or
- * child handler, so the atfork handlers registered before the first
- * lfp_create run with signals blocked too (a fault in them ends the
- * process rather than reaching a handler). fork may be called from a
- * signal handler (POSIX.1-2008 lists it as async-signal-safe; the 2024
- * edition no longer does), even one that interrupted a fork of the same
- * thread (the inner fork comes wholly before or after lfpool's
- * handlers), the thread's exit, or an lfp call (a growth,
- * lfp_trim, lfp_reserve, lfp_create, lfp_destroy or a pool's first
- * lfp_free_deferred included: the interrupted call finishes in the
- * parent and in the child once the handler returns), unless another
- * thread forks at the same moment while the interrupted call is one of
- * those six, which hold a lock: the two forks then wait for each other
- * for good. Then prepare waits 20 ms at most, for the whole fork, for
- * caches other threads are emptying (their slots are then lost to the
- * child), and not at all for one the interrupted call is emptying, except
- * in the few instructions between its taking the cache and noting it
- * (and between forgetting it and letting go), where it waits the 20 ms
- * too and that cache's slots are lost to the child.
+ * - A contract that spans many calls (idle caches, hooks, signals, fork,
+ *   memory checkers) is a section of lfpool(7), the concepts page, in its
+ *   long form; this header points to it where it matters, as in "see
+ *   lfpool(7), FORK".
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -199,7 +118,8 @@ enum lfp_exhaust {
  * allocated again: a write after release is reported, naming the pool and
  * the slot, and the program aborts. Always on in --enable-debug builds.
  * Pools with a ctor are not filled (the constructed state must survive);
- * under Valgrind, memcheck's own tracking replaces the fill.
+ * under Valgrind, memcheck's own tracking replaces the fill (see
+ * lfpool(7), MEMORY CHECKERS).
  */
 #define LFP_F_POISON (1u << 2)
 
@@ -234,7 +154,8 @@ enum lfp_exhaust {
  * a grace period, which a reader that stays in its critical section
  * prolongs; a thread that holds a lock a reader needs must not allocate
  * from such a pool. In a child of fork it needs liburcu's fork protocol,
- * as deferred release does. See lfp_free_deferred for sizing the pool.
+ * as deferred release does (see lfpool(7), FORK). See lfp_free_deferred
+ * for sizing the pool.
  */
 #define LFP_F_WAIT_DEFERRED (1u << 4)
 
@@ -265,7 +186,7 @@ enum lfp_exhaust {
  * LFP_F_NO_CACHE the shared path releases without a check. Families take
  * it for all their classes (lfp_family_config.flags).
  * Checked anyway: in a library built with --enable-debug, in a program
- * with ASan (found as the top of this header says), under Valgrind
+ * with ASan (see lfpool(7), MEMORY CHECKERS), under Valgrind
  * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
  * its generation words and checks each release as a default pool does:
  * a double release returns -EALREADY, and lfp_is_live is exact. Those
@@ -319,6 +240,7 @@ struct lfp_config {
 
 	/* Object hooks, each called exactly once per event, outside the
 	 * pool's retry loops and operations, with hook_arg. NULL = none.
+	 * A hook may call back into its pool: see lfpool(7), HOOKS.
 	 * ctor builds the state that survives release: it runs at a slot's
 	 * first handout, and again at the first handout after lfp_trim gave
 	 * the slot's memory back. */
@@ -433,19 +355,17 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * lost: when the pool runs dry, the allocation empties idle caches into
  * it first.
  *
- * Returns the object, or NULL if the pool is exhausted (or pool is NULL).
- * When every other thread is outside lfp calls, one thread can allocate
- * every free slot, wherever it is parked. NULL is also possible, rarely,
- * while every remaining free slot sits in the cache of a thread that is
- * preempted in the middle of an lfp call; that cache gives them back at
- * its next call.
+ * Returns the object, or NULL if the pool is exhausted (or pool is NULL);
+ * slots in idle caches count as free: see lfpool(7), IDLE CACHES.
  * Thread safety: any thread, concurrently with any pool call but
- * lfp_destroy. Progress: lock-free while the pool has free slots. When it
- * looks exhausted, the allocation waits for an lfp_trim that has the free
+ * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
+ * ASYNC-SIGNAL SAFETY.
+ * Progress: lock-free while the pool has free slots. When it looks
+ * exhausted, the allocation waits for an lfp_trim that has the free
  * list aside, for a thread that is emptying the caller's own cache, or a
  * cache the caller found nothing else to take from, at that moment (a
  * few hundred instructions, unless that thread is preempted), or for a
- * fork being prepared (20 ms at most); with
+ * fork being prepared (20 ms at most; see lfpool(7), FORK); with
  * LFP_F_WAIT_DEFERRED, while slots released with lfp_free_deferred are
  * pending, it sleeps until one comes back (a grace period, about 10 ms;
  * never inside a read-side critical section). Then it applies
@@ -476,7 +396,8 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  * any explicit cache, the bulk calls, lfp_free_handle, lfp_free_deferred);
  * without, both may appear to succeed.
  * Thread safety: any thread, concurrently with any pool call but
- * lfp_destroy. Progress: lock-free.
+ * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
+ * ASYNC-SIGNAL SAFETY. Progress: lock-free.
  */
 LFP_API int lfp_free(struct lfp_pool *pool, void *obj);
 
@@ -506,7 +427,8 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
  * synchronises (a mutex, a queue). Objects taken from a cache may be
  * released anywhere, and any object of the pool may be released into any
  * cache. Destroy a cache before its pool, or leave it to lfp_destroy,
- * which frees the caches still there.
+ * which frees the caches still there. A signal handler may use a cache
+ * of its own: see lfpool(7), SIGNALS AND ASYNC-SIGNAL SAFETY.
  */
 
 /*
@@ -520,7 +442,7 @@ LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
 /*
  * Give every cached slot back to the pool and give the cache up.
  * NULL is ignored. The cache must not be used afterwards. While a fork
- * holds the caches (see fork at the top), the slots it cannot give back
+ * holds the caches (see lfpool(7), FORK), the slots it cannot give back
  * within 20 ms stay in the cache it gives up, free for the next cache
  * made or for a starving allocation to steal.
  * Thread safety: the cache's thread. Progress: blocking only while another
@@ -574,7 +496,8 @@ LFP_API size_t lfp_cache_free_bulk(struct lfp_cache *cache,
 /*
  * Give every cached slot back to the pool (before a worker
  * goes idle, say). NULL is ignored. While a fork holds the caches, it
- * waits 20 ms at most, then returns with the slots still in the cache.
+ * waits 20 ms at most, then returns with the slots still in the cache
+ * (see lfpool(7), FORK).
  * Thread safety: the cache's thread. Progress: as lfp_cache_destroy.
  */
 LFP_API void lfp_cache_flush(struct lfp_cache *cache);
@@ -614,7 +537,8 @@ LFP_API void lfp_cache_stats(const struct lfp_cache *cache,
 
 /*
  * Whether ptr points into the pool's object memory (to any byte of any
- * slot, live or free). False for NULL arguments.
+ * slot, live or free). Returns true if so, false if not and for NULL
+ * arguments.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API bool lfp_owns(const struct lfp_pool *pool, const void *ptr);
@@ -627,8 +551,8 @@ LFP_API bool lfp_owns(const struct lfp_pool *pool, const void *ptr);
 LFP_API uint32_t lfp_index_of(const struct lfp_pool *pool, const void *obj);
 
 /*
- * The object at slot index, live or not, or NULL if index >= capacity.
- * Inverse of lfp_index_of.
+ * The object at slot index, live or not: the inverse of lfp_index_of.
+ * Returns it, or NULL if index >= capacity.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
@@ -778,7 +702,8 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  *
  * For readers that reach objects without locks, inside liburcu's RCU
  * read-side critical sections: a slot released with lfp_free_deferred is
- * reused only after a grace period.
+ * reused only after a grace period. In a child of fork it needs
+ * liburcu's fork protocol: see lfpool(7), FORK.
  */
 
 /*
@@ -882,7 +807,7 @@ typedef struct {
 
 /*
  * The slot index a handle names, whether or not the handle is current
- * (lfp_resolve tells that).
+ * (lfp_resolve tells that). Returns h's low 32 bits.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline uint32_t lfp_handle_index(lfp_handle h)
@@ -891,8 +816,8 @@ static inline uint32_t lfp_handle_index(lfp_handle h)
 }
 
 /*
- * The generation a handle names: odd in a handle of a live object, 0 in
- * the null handle.
+ * The generation a handle names. Returns h's high 32 bits: odd in a
+ * handle of a live object, 0 in the null handle.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline uint32_t lfp_handle_gen(lfp_handle h)
@@ -901,8 +826,9 @@ static inline uint32_t lfp_handle_gen(lfp_handle h)
 }
 
 /*
- * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory). A
- * handle that is not null may still be stale: lfp_resolve tells.
+ * Whether h is the null handle (LFP_NULL_HANDLE, or zeroed memory).
+ * Returns true if so. A handle that is not null may still be stale:
+ * lfp_resolve tells.
  * Thread safety: any thread; it reads h only. Progress: wait-free.
  */
 static inline bool lfp_handle_is_null(lfp_handle h)
@@ -913,7 +839,8 @@ static inline bool lfp_handle_is_null(lfp_handle h)
 /*
  * Whether a and b are the same handle: the same slot and the same
  * generation, so they name the same object (or are both null). Two
- * handles of one slot from different lifetimes are not equal.
+ * handles of one slot from different lifetimes are not equal. Returns
+ * true if they are the same.
  * Thread safety: any thread; it reads a and b only. Progress: wait-free.
  */
 static inline bool lfp_handle_eq(lfp_handle a, lfp_handle b)
@@ -1006,10 +933,11 @@ LFP_API int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h);
 
 /*
  * Whether obj is a live object of this pool (allocated, not yet released).
- * False for NULL arguments, pointers outside the pool or not at the start
- * of an object. In an unchecked pool (LFP_F_UNCHECKED) without checks it
- * cannot tell live from released: true for the start of any object below
- * lfp_extent (maybe live), false for the rest (never live).
+ * Returns true if so; false for NULL arguments, pointers outside the pool
+ * or not at the start of an object. In an unchecked pool (LFP_F_UNCHECKED)
+ * without checks it cannot tell live from released: true for the start of
+ * any object below lfp_extent (maybe live), false for the rest (never
+ * live).
  * Thread safety: any thread; like lfp_resolve, the answer may be outdated
  * as soon as it is returned if another thread allocates or releases obj.
  * Progress: wait-free.
@@ -1046,7 +974,7 @@ typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
  * index below it, and no slot at or above it was ever handed out (slots
  * below it may be free, some parked in thread caches). It only grows, up
  * to capacity. Use it to split a pool into ranges of equal work for
- * lfp_foreach_range.
+ * lfp_foreach_range. Returns it, 0 if pool is NULL.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API uint32_t lfp_extent(const struct lfp_pool *pool);
@@ -1300,7 +1228,8 @@ LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
 LFP_API int lfp_family_free(struct lfp_family *fam, void *obj);
 
 /*
- * The number of classes of the family (cfg.classes), 0 if fam is NULL.
+ * The number of classes of the family. Returns cfg.classes, 0 if fam is
+ * NULL.
  * Thread safety: any thread. Progress: wait-free.
  */
 LFP_API uint32_t lfp_family_classes(const struct lfp_family *fam);

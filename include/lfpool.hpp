@@ -8,7 +8,8 @@
  * C11 (with g++ and clang++; LFP_NO_INLINE calls the functions instead,
  * and like -fno-exceptions below must be the same in every file).
  * Link as a C program does: c++ -std=c++17 app.cc $(pkg-config --cflags
- * --libs lfpool).
+ * --libs lfpool). The concepts, and the contracts that span many calls,
+ * are in lfpool(7) (what a hook may call, say: see lfpool(7), HOOKS).
  *
  *   lfp::pool<T>         owns a pool of T: make/destroy (by pointer or
  *                        handle), make_unique, for_each over live objects

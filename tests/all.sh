@@ -215,7 +215,7 @@ check_installed_docs() {
 	}
 	for page in "3 lfpool" "3 lfp_alloc" "3 lfp_version" \
 		"3 lfp_handle_is_null" "3 lfpool.hpp" "1 lfpool-stress" \
-		"7 lfpool-probes"; do
+		"7 lfpool" "7 lfpool-probes"; do
 		# shellcheck disable=SC2086
 		man -M "$prefix/share/man" -w $page >/dev/null || {
 			echo "man -M $prefix/share/man $page: no page" >&2
@@ -223,11 +223,12 @@ check_installed_docs() {
 		}
 	done
 	# Rendered, with groff's warnings on: none may come out.
-	for page in lfp_alloc lfpool lfpool.hpp; do
+	for page in "3 lfp_alloc" "3 lfpool" "3 lfpool.hpp" "7 lfpool"; do
+		# shellcheck disable=SC2086
 		warnings=$(MANPAGER=cat MANWIDTH=80 man --warnings \
-			-M "$prefix/share/man" 3 $page 2>&1 >/dev/null)
+			-M "$prefix/share/man" $page 2>&1 >/dev/null)
 		if [ -n "$warnings" ]; then
-			echo "man 3 $page: $warnings" >&2
+			echo "man $page: $warnings" >&2
 			exit 1
 		fi
 	done

@@ -20,9 +20,12 @@
 # - The inline fast paths at the end (#if !defined(LFP_NO_INLINE) ... up
 #   to "#endif /* the inline fast paths */") are not API: their comment
 #   becomes the NOTES of lfpool.3, their code is left out.
+# - "lfpool(7)", the concepts page (written by hand), is set in bold, and
+#   listed in SEE ALSO of the pages whose text names it and of lfpool.3.
 # A function without a comment, or one whose comment lacks "Thread
-# safety" or "Progress", fails the run, and so does a page set that is
-# not exactly the list in -v pages (the Makefile's, which installs them).
+# safety" or "Progress" (or "Returns", unless it returns void), fails
+# the run, and so does a page set that is not exactly the list in
+# -v pages (the Makefile's, which installs them).
 # Plain POSIX awk (mawk, busybox): no gawk extensions.
 
 BEGIN {
@@ -120,6 +123,10 @@ function end_decl(   i, typ, L, n) {
 		isfunc[dname] = 1
 		if (ctext !~ /Thread safety/ || ctext !~ /[Pp]rogress/)
 			fail(dname ": the comment needs Thread safety and Progress")
+		# What a function gives back, unless it gives nothing back.
+		if (dcode !~ /^(LFP_API |static inline )?void [a-z_]+\(/ &&
+		    ctext !~ /(^|[.:;] +|\n)Returns/)
+			fail(dname ": the comment needs a Returns sentence")
 		pending = 0
 		return
 	}
@@ -282,15 +289,17 @@ state == "internal" {
 # ---------------------------------------------------------------------
 
 # Text for a filled paragraph: roff's special characters escaped, the
-# functions that have pages in bold.
+# functions that have pages in bold, and lfpool(7).
 function inline(s,   out, m) {
 	gsub(/\\/, "\\e", s)
 	gsub(/-/, "\\-", s)
 	out = ""
-	while (match(s, /lfp_[a-z_]+/)) {
+	while (match(s, /lfp_[a-z_]+|lfpool\(7\)/)) {
 		m = substr(s, RSTART, RLENGTH)
 		if (m in isfunc)
 			m = "\\fB" m "\\fR"
+		else if (m == "lfpool(7)")
+			m = "\\fBlfpool\\fR(7)"
 		out = out substr(s, 1, RSTART - 1) m
 		s = substr(s, RSTART + RLENGTH)
 	}
@@ -529,6 +538,8 @@ function func_page(i,   f, out, T, nt, j, t, s, shown) {
 	if (j <= nitem && sect[j] == s)
 		see_also(name[j], f)
 	out = out ".SH SEE ALSO\n.BR lfpool (3)"
+	if ((text[i] (s ? sbody[s] : "")) ~ /lfpool\(7\)/)
+		out = out ",\n.BR lfpool (7)"
 	for (j = 1; j <= nrefs; j++)
 		out = out ",\n.BR " refs[j] " (3)"
 	write_page(f ".3", out "\n")
@@ -577,7 +588,8 @@ function overview(   out, L, n, i, body, s) {
 	for (i = 1; i <= nitem; i++)
 		if (kind[i] == "func")
 			out = out ".BR " name[i] " (3),\n"
-	out = out ".BR lfpool.hpp (3),\n.BR lfpool\\-stress (1)\n"
+	out = out ".BR lfpool.hpp (3),\n.BR lfpool (7),\n" \
+	      ".BR lfpool\\-stress (1)\n"
 	write_page("lfpool.3", out)
 }
 

@@ -339,7 +339,7 @@ END {
 	}
 	if (notes != "")
 		out = out ".SH NOTES\n" prose(notes)
-	out = out ".SH SEE ALSO\n.BR lfpool (3)"
+	out = out ".SH SEE ALSO\n.BR lfpool (3),\n.BR lfpool (7)"
 	for (i = 1; i <= nrefs; i++)
 		out = out ",\n.BR " refs[i] " (3)"
 	printf "%s\n", out
