@@ -241,7 +241,8 @@ enum lfp_exhaust {
 /*
  * A pool that keeps no generation word, for objects that are never named
  * by handle nor walked: its cached allocation and release touch only the
- * cache and the object. A double release, or the release of an object
+ * cache and the object, and its metadata is 4 bytes a slot, not 8 (the
+ * free list's link alone; lfp_memory_size counts so). A double release, or the release of an object
  * never allocated, is undefined, as for free(3): the pool does not look
  * for it (lfp_free may return 0 and hand the object out twice later).
  * A pointer that is not an object's start is still refused (-EINVAL),
@@ -267,7 +268,8 @@ enum lfp_exhaust {
  * Checked anyway: in a library built with --enable-debug, in a program
  * with ASan (found as the top of this header says), under Valgrind
  * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
- * its generation words and checks each release as a default pool does:
+ * its generation words (8 bytes a slot, as lfp_memory_size then says)
+ * and checks each release as a default pool does:
  * a double release returns -EALREADY, and lfp_is_live is exact. Those
  * pools take the out-of-line paths anyway, so a test build catches what
  * a release build lets through; handles and walks are refused there too,
@@ -376,8 +378,9 @@ struct lfp_stats {
 
 /*
  * Bytes of caller-provided memory a pool with this configuration needs
- * (the pool's header, its per-slot metadata and the objects). cfg->memory
- * is ignored.
+ * (the pool's header, its per-slot metadata and the objects), in this
+ * process: an LFP_F_UNCHECKED pool needs less where no debug tool checks
+ * it (see the flag). cfg->memory is ignored.
  *
  * Returns the size, or 0 if cfg is NULL, invalid, or the size overflows.
  * Thread safety: any thread, any time. Progress: wait-free.
