@@ -1808,7 +1808,11 @@ LFPI_H_INLINE void lfpi_cache_push_top(struct lfpi_cache_hot *c,
 	/* Owner only, inside the operation (a fork sees it with top), a
 	 * load and a store. Release: pairs with the acquire load of frees
 	 * in src/cache/exchange.c (cache_counts), so a reader that counts
-	 * this release also sees the allocation it followed. */
+	 * this release also sees the allocation it followed. Kept here
+	 * rather than derived from top and counts kept by the exchanges
+	 * (which would need a sequence on every exchange): without it an
+	 * unchecked cache's pair was 0-2.5% faster, 3 instructions fewer
+	 * with gcc and 1 with clang (a default pool's pair, 6-8%). */
 	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1, release);
 	/* Release: as in lfpi_cache_alloc_inline. */
 	LFPI_H_STORE(&c->active, 0, release);
