@@ -98,11 +98,16 @@ START_TEST(mode_follows_build)
 	ck_assert(pool->bare == !build_checks());
 	ck_assert(!poison->bare);
 	ck_assert_int_eq(lfp_cache_free(c, obj), 0);
-	/* The fast path leaves the generation alone when there is none. */
-	if (pool->bare)
-		ck_assert_uint_eq(gen_of(pool, idx), 0);
-	else
+	/* A bare pool has no generation word at all: its metadata is the
+	 * free list's link alone, 4 bytes a slot; a checked one keeps 8 and
+	 * the release made the slot's generation even again. */
+	if (pool->bare) {
+		ck_assert_uint_eq(pool->free.stride, sizeof(uint32_t));
+	} else {
+		ck_assert_uint_eq(pool->free.stride, 2 * sizeof(uint32_t));
 		ck_assert_uint_eq(gen_of(pool, idx), 2);
+	}
+	ck_assert_uint_eq(poison->free.stride, 2 * sizeof(uint32_t));
 	lfp_cache_destroy(c);
 	lfp_destroy(poison);
 	lfp_destroy(pool);
@@ -258,6 +263,125 @@ START_TEST(paths_and_counts)
 	ck_assert_uint_eq(st.frees, 720);
 	lfp_cache_destroy(c);
 	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * lfp_memory_size of an unchecked pool counts 4 bytes of metadata a slot
+ * fewer than a default pool's (no generation word), where the build does
+ * not check it anyway; the same size where it does. Parts are rounded up
+ * to LFP_MEMORY_ALIGN, hence the slack.
+ */
+START_TEST(memory_size_smaller)
+{
+	static const uint32_t caps[] = { 1, 100, 1000, 65536, 1000000 };
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		struct lfp_config cfg = { .obj_size = 64, .capacity = caps[i] };
+		size_t dflt = lfp_memory_size(&cfg), unch, poison, saved;
+
+		cfg.flags = LFP_F_UNCHECKED;
+		unch = lfp_memory_size(&cfg);
+		cfg.flags = LFP_F_UNCHECKED | LFP_F_POISON;
+		poison = lfp_memory_size(&cfg);
+		ck_assert_uint_gt(unch, 0);
+		/* A checked unchecked pool keeps the generation words. */
+		ck_assert_uint_eq(poison, dflt);
+		if (build_checks()) {
+			ck_assert_uint_eq(unch, dflt);
+			continue;
+		}
+		ck_assert_uint_le(unch, dflt);
+		saved = dflt - unch;
+		ck_assert_msg(saved + 2 * LFP_MEMORY_ALIGN >=
+				      (size_t)caps[i] * 4 &&
+			      saved <= (size_t)caps[i] * 4 + 2 * LFP_MEMORY_ALIGN,
+			      "%u slots: %zu bytes saved", caps[i], saved);
+	}
+	/* Growable pools lay out max_capacity slots: saved for each. */
+	{
+		struct lfp_config cfg = { .obj_size = 64, .capacity = 16,
+					  .max_capacity = 100000,
+					  .exhaust = LFP_EXHAUST_GROW };
+		size_t dflt = lfp_memory_size(&cfg), unch;
+
+		cfg.flags = LFP_F_UNCHECKED;
+		unch = lfp_memory_size(&cfg);
+		if (build_checks())
+			ck_assert_uint_eq(unch, dflt);
+		else
+			ck_assert_uint_ge(dflt - unch,
+					  100000u * 4 - 2 * LFP_MEMORY_ALIGN);
+	}
+}
+END_TEST
+
+/*
+ * An unchecked pool in exactly lfp_memory_size bytes of caller memory
+ * (one byte less is refused), bytes around it untouched: every slot
+ * handed out once and taken back, again and again, through the shared
+ * free list (whose links are then 4 bytes apart), the caches and their
+ * exchanges, counts adding up. A path that still wrote a generation word
+ * in a bare pool would overwrite another slot's link, and the free list
+ * would hand a slot out twice or lose one.
+ */
+START_TEST(caller_memory_exact)
+{
+	static const uint32_t flags[] = { LFP_F_NO_CACHE, 0 };
+	enum { CAP = 300, GUARD = 256 };
+	struct lfp_config cfg = { .obj_size = 48, .capacity = CAP,
+				  .cache_size = 8, .batch_size = 4,
+				  .flags = LFP_F_UNCHECKED | flags[_i] };
+	size_t need = lfp_memory_size(&cfg);
+	char *mem = aligned_alloc(LFP_MEMORY_ALIGN,
+				  (need + 2 * GUARD + LFP_MEMORY_ALIGN - 1) /
+					  LFP_MEMORY_ALIGN * LFP_MEMORY_ALIGN);
+	char *seen = calloc(CAP, 1);
+	struct lfp_pool *pool = NULL;
+	struct lfp_cache *c;
+	void *objs[CAP];
+
+	ck_assert_ptr_nonnull(mem);
+	memset(mem, 0x5a, need + 2 * GUARD);
+	cfg.memory = mem + GUARD;
+	cfg.memory_size = need - 1;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
+	cfg.memory_size = need;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	c = lfp_cache_create(pool);
+	for (int round = 0; round < 4; round++) {
+		memset(seen, 0, CAP);
+		for (int i = 0; i < CAP; i++) {
+			uint32_t idx;
+
+			objs[i] = round & 1 ? lfp_cache_alloc(c) : lfp_alloc(pool);
+			ck_assert_ptr_nonnull(objs[i]);
+			idx = lfp_index_of(pool, objs[i]);
+			ck_assert_uint_lt(idx, CAP);
+			ck_assert_msg(!seen[idx], "slot %u handed out twice", idx);
+			seen[idx] = 1;
+			memset(objs[i], round, cfg.obj_size);
+		}
+		ck_assert_ptr_null(lfp_alloc(pool));
+		counts_add_up(pool, CAP);
+		/* Released in another order than taken, through the other
+		 * path. */
+		for (int i = CAP - 1; i >= 0; i -= 2)
+			ck_assert_int_eq(round & 1 ? lfp_free(pool, objs[i])
+						   : lfp_cache_free(c, objs[i]),
+					 0);
+		for (int i = 0; i < CAP; i += 2)
+			ck_assert_int_eq(lfp_free(pool, objs[i]), 0);
+		counts_add_up(pool, 0);
+	}
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+	for (size_t i = 0; i < GUARD; i++) {
+		ck_assert_uint_eq((unsigned char)mem[i], 0x5a);
+		ck_assert_uint_eq((unsigned char)mem[GUARD + need + i], 0x5a);
+	}
+	free(seen);
+	free(mem);
 }
 END_TEST
 
@@ -534,6 +658,8 @@ int main(void)
 	tcase_add_loop_test(tc, double_release, 0, 2);
 	tcase_add_loop_test(tc, paths_and_counts, 0, 3);
 	tcase_add_loop_test(tc, grow_limit_refused, 0, 4);
+	tcase_add_test(tc, memory_size_smaller);
+	tcase_add_loop_test(tc, caller_memory_exact, 0, 2);
 	tcase_add_test(tc, hooks_run);
 	tcase_add_test(tc, family_classes);
 	tcase_add_test(tc, idle_cache_stolen);

@@ -228,7 +228,7 @@ static void cache_give(struct lfp_pool *pool, const uint32_t *idx,
 			continue;
 		/* Relaxed links: the push's release publishes them. */
 		for (i = 0; i + 1 < n; i++)
-			atomic_store_explicit(&pool->slots[idx[i]].next,
+			atomic_store_explicit(lfpi_slot_next(pool, idx[i]),
 					      idx[i + 1], memory_order_relaxed);
 		*retries += lfpi_stack_push(&pool->free, idx[0], idx[n - 1]);
 		return;
@@ -468,7 +468,7 @@ void lfpi_cache_put_run(struct lfp_cache *c, const uint32_t *idx, uint32_t n)
 	} else {
 		lfpi_cache_leave(c);
 		for (uint32_t i = 0; i + 1 < n; i++)
-			atomic_store_explicit(&pool->slots[idx[i]].next,
+			atomic_store_explicit(lfpi_slot_next(pool, idx[i]),
 					      idx[i + 1], memory_order_relaxed);
 		retries += lfpi_stack_push(&pool->free, idx[0], idx[n - 1]);
 		lfpi_cache_count(&c->ctr.frees, n);

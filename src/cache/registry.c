@@ -171,7 +171,8 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	h->slots = c->slots;
 	h->objs = pool->objs;
 	h->stride = pool->stride;
-	h->gen = &pool->slots[0].gen;
+	/* None in a bare pool, whose caches never look (nslots is 0). */
+	h->gen = pool->bare ? NULL : lfpi_slot_gen(pool, 0);
 	h->inv = pool->stride_inv;
 	h->shift = pool->stride_tz;
 	/* A pool with quirks checks every release out of line; an

@@ -50,7 +50,7 @@ static int audit_listed(uint32_t idx, void *arg)
 	w->seen[idx] = 1;
 	/* Unchecked: no generation to tell live from free. */
 	gen = w->pool->bare ? 0 :
-		atomic_load_explicit(&w->pool->slots[idx].gen,
+		atomic_load_explicit(lfpi_slot_gen(w->pool, idx),
 				     memory_order_relaxed);
 	if (lfpi_gen_is_live(gen))
 		return audit_fail(w->msg, w->len,
@@ -93,7 +93,7 @@ int lfpi_audit(struct lfp_pool *pool, struct lfpi_census *out, char *msg,
 		live = w.bump - w.listed - w.cached - pending;
 	}
 	for (uint32_t i = 0; !err && !pool->bare && i < w.bump; i++) {
-		uint32_t gen = atomic_load_explicit(&pool->slots[i].gen,
+		uint32_t gen = atomic_load_explicit(lfpi_slot_gen(pool, i),
 						    memory_order_relaxed);
 		if (lfpi_gen_is_live(gen))
 			live++;

@@ -39,7 +39,7 @@ static inline uint32_t handle_extent(const struct lfp_pool *pool)
  */
 static inline uint32_t handle_gen(const struct lfp_pool *pool, uint32_t idx)
 {
-	return atomic_load_explicit(&pool->slots[idx].gen,
+	return atomic_load_explicit(lfpi_slot_gen(pool, idx),
 				    memory_order_relaxed);
 }
 
@@ -172,7 +172,7 @@ static inline void handle_prefetch(const struct lfp_pool *pool, lfp_handle h,
 	uint32_t idx = lfp_handle_index(h);
 
 	if (idx < extent)
-		__builtin_prefetch(&pool->slots[idx].gen, 0, 3);
+		__builtin_prefetch(lfpi_slot_gen(pool, idx), 0, 3);
 }
 
 /* lfp_resolve against an extent read once for the whole batch. */

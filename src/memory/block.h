@@ -30,7 +30,11 @@
 /*
  * Per-slot metadata, kept beside the objects and never inside them, so the
  * library's links are atomic words that a racing reader may load without a
- * data race on the user's bytes (DESIGN.md, hard part 1).
+ * data race on the user's bytes (DESIGN.md, hard part 1). A bare pool
+ * (LFP_F_UNCHECKED, no debug tool) never reads a generation, so it lays
+ * out next alone, 4 bytes a slot instead of 8: reach next through
+ * lfpi_slot_next, which goes by the free stack's stride, and gen through
+ * lfpi_slot_gen, never in a bare pool.
  */
 struct lfpi_slot {
 	/* The free list's link (stack.c): the slot below this one. */
@@ -68,7 +72,9 @@ struct lfp_pool {
 	struct lfpi_pool_hot hot; /* first: lfpool.h reads it */
 	uint32_t capacity;
 	char *objs;               /* the object region */
-	struct lfpi_slot *slots;  /* metadata, one per slot */
+	/* Metadata, one per slot: struct lfpi_slot, or in a bare pool its
+	 * next word alone (see struct lfpi_slot). */
+	struct lfpi_slot *slots;
 	size_t stride;            /* bytes from one object to the next */
 	size_t region_size;       /* capacity * stride */
 	uint32_t stride_shift;    /* log2(stride) if a power of two, else 0 */
@@ -148,6 +154,21 @@ struct lfp_pool {
 	struct lfpi_counters shard[LFPI_SHARDS];
 };
 
+
+/* Slot idx's free-list link, in any pool: free.stride apart (4 bytes in a
+ * bare pool, 8 in the others). */
+static inline _Atomic uint32_t *lfpi_slot_next(const struct lfp_pool *pool,
+					       uint32_t idx)
+{
+	return lfpi_stack_next(&pool->free, idx);
+}
+
+/* Slot idx's generation word; a bare pool has none, and must not ask. */
+static inline _Atomic uint32_t *lfpi_slot_gen(const struct lfp_pool *pool,
+					      uint32_t idx)
+{
+	return &pool->slots[idx].gen;
+}
 
 static inline struct lfpi_counters *lfpi_my_shard(struct lfp_pool *pool)
 {

@@ -72,7 +72,8 @@ static uint32_t slab_cache_size(const struct lfp_config *cfg)
 	return n < 2 ? 2 : n > 1024 ? 1024 : n;
 }
 
-int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
+int lfpi_layout(const struct lfp_config *cfg, bool bare,
+		struct lfpi_layout *out)
 {
 	struct lfpi_layout l;
 	size_t meta, objs, mags;
@@ -96,13 +97,15 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 	if ((cfg->flags & LFP_F_UNCHECKED) &&
 	    ((cfg->flags & LFP_F_STRICT) || cfg->ctor))
 		return -EINVAL;
+	/* A bare pool's metadata is its free-list link alone. */
+	l.bare = bare && (cfg->flags & LFP_F_UNCHECKED);
+	l.meta = l.bare ? sizeof(_Atomic uint32_t) : sizeof(struct lfpi_slot);
 	l.initial = cfg->capacity;
 	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
 	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;
 	if (!slab_round_up(cfg->obj_size, l.align, &l.stride))
 		return -EOVERFLOW;
-	if (__builtin_mul_overflow((size_t)l.slots, sizeof(struct lfpi_slot),
-				   &meta) ||
+	if (__builtin_mul_overflow((size_t)l.slots, l.meta, &meta) ||
 	    __builtin_mul_overflow((size_t)l.slots, l.stride, &objs))
 		return -EOVERFLOW;
 	if (cfg->cache_size > LFP_MAX_CACHE_SIZE)
@@ -129,13 +132,6 @@ int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out)
 		return -EOVERFLOW;
 	*out = l;
 	return 0;
-}
-
-size_t lfp_memory_size(const struct lfp_config *cfg)
-{
-	struct lfpi_layout l;
-
-	return lfpi_layout(cfg, &l) ? 0 : l.total;
 }
 
 size_t lfpi_page_size(void)

@@ -22,6 +22,8 @@ struct lfpi_layout {
 	size_t align;     /* object alignment */
 	size_t stride;    /* object size rounded up to align */
 	size_t slots_off; /* offset of the metadata array */
+	size_t meta;      /* its bytes per slot: 4 if bare, else 8 */
+	bool bare;        /* no generation words (struct lfp_pool.bare) */
 	size_t mags_off;  /* offset of the depot's magazines */
 	uint32_t nmags;   /* magazines laid out */
 	size_t objs_off;  /* offset of the object region */
@@ -33,7 +35,11 @@ struct lfpi_layout {
 	uint32_t slots;      /* slots laid out (max_capacity) */
 };
 
-int lfpi_layout(const struct lfp_config *cfg, struct lfpi_layout *out);
+/* The layout of a pool made from cfg: 0 or -errno. bare: the pool keeps
+ * no generation words (the caller knows whether a debug tool will watch
+ * it, which keeps them). */
+int lfpi_layout(const struct lfp_config *cfg, bool bare,
+		struct lfpi_layout *out);
 size_t lfpi_map_len(size_t size, size_t align);
 void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
 	       void *where, void **map, size_t *map_size);

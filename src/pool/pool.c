@@ -84,7 +84,7 @@ static void pool_init(struct lfp_pool *pool, const struct lfp_config *cfg,
 	if (!(l->stride & (l->stride - 1)))
 		pool->stride_shift = (uint32_t)__builtin_ctzl(l->stride);
 	pool_set_divisor(pool, l->stride);
-	lfpi_stack_init(&pool->free, &pool->slots[0].next, sizeof(struct lfpi_slot));
+	lfpi_stack_init(&pool->free, &pool->slots[0].next, l->meta);
 	lfpi_depot_init(&pool->depot, base + l->mags_off, l->nmags, l->batch);
 	atomic_init(&pool->bump, 0);
 	atomic_init(&pool->limit, l->initial);
@@ -139,6 +139,22 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 	return lfpi_create_at(cfg, NULL, 0, out);
 }
 
+/* cfg's layout, for lfp_memory_size and lfp_create alike. Any debug tool
+ * keeps an unchecked pool's generation words, to check what the flag
+ * would not; without one the pool is bare, its metadata half as big. */
+static int pool_layout(const struct lfp_config *cfg, struct lfpi_layout *l)
+{
+	return lfpi_layout(cfg, (cfg->flags & LFP_F_UNCHECKED) &&
+			   !lfpi_debug_tools(cfg->flags, cfg->ctor != NULL), l);
+}
+
+size_t lfp_memory_size(const struct lfp_config *cfg)
+{
+	struct lfpi_layout l;
+
+	return !cfg || pool_layout(cfg, &l) ? 0 : l.total;
+}
+
 int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len)
 {
 	struct lfpi_layout l;
@@ -146,7 +162,7 @@ int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len)
 
 	if (!cfg)
 		return -EINVAL;
-	if ((err = lfpi_layout(cfg, &l)))
+	if ((err = pool_layout(cfg, &l)))
 		return err;
 	*len = cfg->memory ? 0 : lfpi_map_pool_len(&l, cfg->flags);
 	return cfg->memory || *len ? 0 : -EOVERFLOW;
@@ -164,7 +180,7 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 
 	if (!cfg || !out)
 		return -EINVAL;
-	if ((err = lfpi_layout(cfg, &l)))
+	if ((err = pool_layout(cfg, &l)))
 		return err;
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
@@ -200,10 +216,8 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	((struct lfp_pool *)base)->map_size = map_size;
 	((struct lfp_pool *)base)->map_lent = where != NULL;
 	lfpi_debug_init((struct lfp_pool *)base);
-	/* Any debug tool (--enable-debug, ASan, Valgrind, LFP_F_POISON)
-	 * keeps the generation, so that it checks what the flag would not. */
-	((struct lfp_pool *)base)->bare = (cfg->flags & LFP_F_UNCHECKED) &&
-					  !((struct lfp_pool *)base)->debug;
+	/* As laid out (pool_layout): no generation words with no tool. */
+	((struct lfp_pool *)base)->bare = l.bare;
 	pool_set_quirks((struct lfp_pool *)base);
 	lfpi_cache_number((struct lfp_pool *)base);
 	lfpi_fork_add((struct lfp_pool *)base);

@@ -31,7 +31,7 @@
 static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 				 bool strict, uint32_t expect)
 {
-	_Atomic uint32_t *g = &pool->slots[idx].gen;
+	_Atomic uint32_t *g;
 	uint32_t gen;
 
 	/*
@@ -47,6 +47,7 @@ static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 						  memory_order_relaxed) ?
 			       0 :
 			       -EALREADY;
+	g = lfpi_slot_gen(pool, idx);
 	gen = atomic_load_explicit(g, memory_order_relaxed);
 	if (LFPI_LIKELY(!strict)) {
 		if (LFPI_UNLIKELY(!lfpi_gen_is_live(gen)))
@@ -136,11 +137,12 @@ uint32_t lfpi_release_checked(struct lfp_cache *c, void *obj, int *err);
  * pool, which has neither a ctor nor debug tools to ask). */
 static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
-	_Atomic uint32_t *g = &pool->slots[idx].gen;
+	_Atomic uint32_t *g;
 	uint32_t gen;
 
 	if (pool->bare)
 		return 1;
+	g = lfpi_slot_gen(pool, idx);
 	/*
 	 * A load and a store suffice: nobody else may change a free slot we
 	 * hold. Relaxed: the release that made it even happens-before our

@@ -106,7 +106,7 @@ static uint32_t trim_mark_chain(struct lfp_pool *pool, uint32_t first,
 
 	/* Relaxed: the chain is ours since lfpi_stack_pop_all. */
 	for (; i != LFPI_NIL;
-	     last = i, i = atomic_load_explicit(&pool->slots[i].next,
+	     last = i, i = atomic_load_explicit(lfpi_slot_next(pool, i),
 						memory_order_relaxed))
 		trim_mark(i, bits);
 	return last;

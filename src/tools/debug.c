@@ -192,24 +192,31 @@ bool lfpi_debug_vg_profile(void)
 	return v && !strcmp(v, "profile");
 }
 
-void lfpi_debug_init(struct lfp_pool *pool)
+uint32_t lfpi_debug_tools(uint32_t flags, bool ctor)
 {
 	uint32_t d = 0;
 
 #ifdef LFP_DEBUG
 	d |= LFPI_DBG_FILL | LFPI_DBG_REPORT;
 #endif
-	if (pool->flags & LFP_F_POISON)
+	if (flags & LFP_F_POISON)
 		d |= LFPI_DBG_FILL;
-	if (pool->ctor) /* the constructed state must survive a release */
+	if (ctor) /* the constructed state must survive a release */
 		d &= ~LFPI_DBG_FILL;
 	if (DEBUG_ASAN_PRESENT)
 		d |= LFPI_DBG_ASAN;
-	if (RUNNING_ON_VALGRIND && !lfpi_debug_vg_profile()) {
-		/* memcheck knows better what is defined: no fill to check. */
+	/* memcheck knows better what is defined: no fill to check. */
+	if (RUNNING_ON_VALGRIND && !lfpi_debug_vg_profile())
 		d = (d & ~LFPI_DBG_FILL) | LFPI_DBG_VALGRIND;
+	return d;
+}
+
+void lfpi_debug_init(struct lfp_pool *pool)
+{
+	uint32_t d = lfpi_debug_tools(pool->flags, pool->ctor != NULL);
+
+	if (d & LFPI_DBG_VALGRIND)
 		VALGRIND_CREATE_MEMPOOL(pool, 0, 0);
-	}
 	pool->debug = d;
 }
 

@@ -21,7 +21,11 @@
  * thread caches rely on Valgrind running one thread at a time.
  */
 bool lfpi_debug_vg_profile(void);
-/* Set pool->debug and tell the tools about the pool. */
+/* The tools (LFPI_DBG_*) that will watch a pool made with these flags and
+ * a ctor or none; the same in every call of a process (the build, ASan's
+ * presence and Valgrind do not change while it runs). */
+uint32_t lfpi_debug_tools(uint32_t flags, bool ctor);
+/* Set pool->debug (lfpi_debug_tools) and tell the tools about the pool. */
 void lfpi_debug_init(struct lfp_pool *pool);
 void lfpi_debug_destroy(struct lfp_pool *pool);
 /* Slot idx was just taken (fresh: never used); slot idx was released. */
