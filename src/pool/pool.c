@@ -200,10 +200,7 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	((struct lfp_pool *)base)->map_size = map_size;
 	((struct lfp_pool *)base)->map_lent = where != NULL;
 	lfpi_debug_init((struct lfp_pool *)base);
-	/* Any debug tool (--enable-debug, ASan, Valgrind, LFP_F_POISON)
-	 * keeps the generation, so that it checks what the flag would not. */
-	((struct lfp_pool *)base)->bare = (cfg->flags & LFP_F_UNCHECKED) &&
-					  !((struct lfp_pool *)base)->debug;
+	lfpi_bare_setup((struct lfp_pool *)base);
 	pool_set_quirks((struct lfp_pool *)base);
 	lfpi_cache_number((struct lfp_pool *)base);
 	lfpi_fork_add((struct lfp_pool *)base);
