@@ -309,6 +309,50 @@ START_TEST(bad_pointers_refused)
 }
 END_TEST
 
+/* A family of bare classes: each class is a bare pool, which the
+ * family's calls reach; its objects go back LIFO and add up. */
+START_TEST(family_of_bare_classes)
+{
+	static const size_t sizes[] = { 32, 64, 128 };
+	static const uint32_t caps[] = { 16, 16, 16 };
+	struct lfp_family_config cfg = { .sizes = sizes, .capacities = caps,
+					 .classes = 3, .flags = BARE };
+	struct lfp_family *fam = NULL;
+	void *o[3][16];
+
+	ck_assert_int_eq(lfp_family_create(&cfg, &fam), 0);
+	for (uint32_t c = 0; c < 3; c++)
+		ck_assert_uint_eq(lfp_family_pool(fam, c)->hot.bare,
+				  !build_checks());
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t c = 0; c < 3; c++)
+			for (int i = 0; i < 16; i++)
+				ck_assert_ptr_nonnull(
+					o[c][i] = lfp_family_alloc(fam, sizes[c]));
+		for (uint32_t c = 0; c < 3; c++) {
+			ck_assert_ptr_null(lfp_family_alloc(fam, sizes[c]));
+			counts_add_up(lfp_family_pool(fam, c), 16);
+		}
+		ck_assert_int_eq(lfp_family_free(fam, (char *)o[1][0] + 8),
+				 -EINVAL);
+		for (uint32_t c = 0; c < 3; c++)
+			for (int i = 0; i < 16; i++)
+				ck_assert_int_eq(lfp_family_free(fam, o[c][i]), 0);
+		for (uint32_t c = 0; c < 3; c++)
+			counts_add_up(lfp_family_pool(fam, c), 0);
+	}
+	/* The second round popped and pushed inline, counting nothing. */
+	for (uint32_t c = 0; c < 3; c++) {
+		struct lfp_pool *p = lfp_family_pool(fam, c);
+		struct lfp_stats st;
+
+		lfp_stats(p, &st);
+		ck_assert_uint_eq(st.allocs, p->hot.bare ? 16 : 32);
+	}
+	lfp_family_destroy(fam);
+}
+END_TEST
+
 /* The default pool's inline paths are the cache's: counted per call,
  * and the thread's last cache is the pool's after one. */
 START_TEST(default_pool_unchanged)
@@ -435,6 +479,7 @@ int main(void)
 	tcase_add_test(tc, exhaustion_calls_reclaim);
 	tcase_add_test(tc, growth_bounds);
 	tcase_add_test(tc, bad_pointers_refused);
+	tcase_add_test(tc, family_of_bare_classes);
 	tcase_add_test(tc, default_pool_unchanged);
 	tcase_add_test(tc, concurrent_counts);
 	suite_add_tcase(s, tc);
