@@ -294,6 +294,8 @@ void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
 /* The values bench_lfp_config set, for c_lfpool.c's and c_lfpmany.c's
  * pools. */
 void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size);
+/* The lfp_bare row measures a checked pool (LFP_F_NO_CACHE alone). */
+void bench_lfp_bare_checked(void);
 
 /* c_lfpmany.c: lfpool's hooks for the many-pool and family workloads */
 extern const struct bench_many bench_many_lfp_implicit;

@@ -42,10 +42,19 @@ static int lfpb_create(uint32_t flags)
 	return lfp_create(&cfg, &lfpb_pool);
 }
 
+/* The lfp_bare row's flags: the bare list, unchecked unless
+ * --lfp-bare-checked asked for the checked one. */
+static uint32_t lfpb_bare_flags = LFP_F_NO_CACHE | LFP_F_UNCHECKED;
+
+void bench_lfp_bare_checked(void)
+{
+	lfpb_bare_flags = LFP_F_NO_CACHE;
+}
+
 static int lfpb_setup_bare(unsigned nthreads)
 {
 	(void)nthreads;
-	return lfpb_create(LFP_F_NO_CACHE);
+	return lfpb_create(lfpb_bare_flags);
 }
 
 static void lfpb_print(const struct lfp_stats *s)
@@ -116,7 +125,8 @@ BENCH_WORKLOADS(lfpb, lfpb_alloc, lfpb_free);
 
 const struct bench_contender bench_lfp_bare = {
 	.name = "lfp_bare",
-	.label = "lfpool, shared lock-free stack only (LFP_F_NO_CACHE)",
+	.label = "lfpool, shared lock-free stack only (LFP_F_NO_CACHE | "
+		 "LFP_F_UNCHECKED; LFP_F_NO_CACHE with --lfp-bare-checked)",
 	.init = lfpb_init,
 	.setup = lfpb_setup_bare,
 	.teardown = lfpb_teardown,

@@ -89,6 +89,8 @@ static void main_usage(FILE *f)
 		"lfpool rows (default 0:\n"
 		"                       the library's default)\n"
 		"  --lfp-batch-size N   lfp_config.batch_size (default 0)\n"
+		"  --lfp-bare-checked   lfp_bare is LFP_F_NO_CACHE alone, not "
+		"with LFP_F_UNCHECKED\n"
 		"  --from FILE          no measuring: rewrite the report from "
 		"a raw.tsv\n"
 		"  --micro              only the bulk-call measurements "
@@ -211,7 +213,8 @@ static unsigned main_num(const char *arg, unsigned lo, unsigned hi)
 
 enum { OPT_QUICK = 256, OPT_REPS, OPT_TIME, OPT_WARM, OPT_THREADS, OPT_WL,
        OPT_CT, OPT_JE, OPT_TC, OPT_OUT, OPT_VERBOSE, OPT_CHILD, OPT_HELP,
-       OPT_CACHE, OPT_BATCH, OPT_FROM, OPT_MICRO, OPT_NO_MICRO };
+       OPT_CACHE, OPT_BATCH, OPT_FROM, OPT_MICRO, OPT_NO_MICRO,
+       OPT_BARE_CHECKED };
 
 static const struct option main_longopts[] = {
 	{ "quick", no_argument, NULL, OPT_QUICK },
@@ -232,6 +235,7 @@ static const struct option main_longopts[] = {
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "micro", no_argument, NULL, OPT_MICRO },
 	{ "no-micro", no_argument, NULL, OPT_NO_MICRO },
+	{ "lfp-bare-checked", no_argument, NULL, OPT_BARE_CHECKED },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -270,6 +274,9 @@ static bool main_opt_measure(int c, const char *arg, struct main_opts *o)
 		return true;
 	case OPT_NO_MICRO:
 		o->no_micro = true;
+		return true;
+	case OPT_BARE_CHECKED:
+		bench_lfp_bare_checked();
 		return true;
 	}
 	return false;

@@ -176,10 +176,10 @@ struct report_target {
 
 /*
  * The speed targets lfpool is held to, each row on its own workloads.
- * The VS_LEAN rows are the next step's: a bare shared free list in
- * lfpool, a call into the library each way, within 10% of a minimal
+ * The lfp_bare rows: lfpool's bare shared free list (LFP_F_NO_CACHE |
+ * LFP_F_UNCHECKED, one CAS each way, inline) within 10% of a minimal
  * Treiber stack inlined at the call site, and no slower than boost's
- * free list, which is a call each way too.
+ * free list, a call each way.
  */
 static const struct report_target report_targets[] = {
 	{ VS_PEERS, "lfp_explicit", NULL, 1.3, RT_PEERS,
@@ -203,10 +203,10 @@ static const struct report_target report_targets[] = {
 	  "unchecked explicit cache >= 0.75x the thread-local array on "
 	  "bursts" },
 	{ VS_LEAN, "lfp_bare", "treiber", 0.9, RT(WL_PAIR),
-	  "next step: bare shared list >= 0.9x the minimal Treiber stack "
+	  "bare shared list >= 0.9x the minimal Treiber stack "
 	  "(1-2 threads)" },
 	{ VS_LEAN, "lfp_bare", "boost_freelist", 1.0, RT(WL_PAIR),
-	  "next step: bare shared list >= 1.0x boost.lockfree's free list "
+	  "bare shared list >= 1.0x boost.lockfree's free list "
 	  "(1-2 threads)" },
 };
 

@@ -59,8 +59,10 @@ void bench_report_lean(FILE *f, const struct bench_table *t)
 		return;
 	fprintf(f, "\n## Bare shared lists\n\nOn pairs, one list shared by "
 		   "every thread and no per-thread cache: lfpool's shared "
-		   "stack (lfp_bare, LFP_F_NO_CACHE: a call into the library "
-		   "each way, with its checks), a minimal tagged-index "
+		   "stack (lfp_bare, LFP_F_NO_CACHE | LFP_F_UNCHECKED: "
+		   "one CAS each way, inline; LFP_F_NO_CACHE alone, a call "
+		   "into the library with its checks, under "
+		   "--lfp-bare-checked), a minimal tagged-index "
 		   "Treiber stack inlined at the call site (treiber), and "
 		   "boost.lockfree's freelist_stack (boost_freelist, a call "
 		   "each way). CPU ns per pair, medians, and lfp_bare's speed "

@@ -186,6 +186,15 @@ enum lfp_exhaust {
  * lfp_free_deferred and LFP_F_WAIT_DEFERRED need no generation, and with
  * LFP_F_NO_CACHE the shared path releases without a check. Families take
  * it for all their classes (lfp_family_config.flags).
+ * With LFP_F_NO_CACHE and neither on_alloc nor on_free, the pool is a
+ * bare free list: lfp_alloc and lfp_free (inline, as the end of this
+ * header describes) pop and push it with one compare-and-swap each, and
+ * go into the library only when the list is empty (fresh slots, growth,
+ * the exhaustion policy) or the pointer is refused (with the errors
+ * above). Those inline calls count nothing: lfp_stats's live then counts
+ * the slots handed out that are on no list, in no cache and not
+ * deferred, and its allocs, frees and cas_retries count only the calls
+ * that went into the library or through a cache.
  * Checked anyway: in a library built with --enable-debug, in a program
  * with ASan (see lfpool(7), MEMORY CHECKERS), under Valgrind
  * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
@@ -279,8 +288,9 @@ struct lfp_stats {
 				    most slots in use at once (live + cached)
 				    is at most this; caches take fresh slots
 				    a batch at a time, so it may be more */
-	uint64_t allocs;         /* successful allocations */
-	uint64_t frees;          /* successful releases */
+	uint64_t allocs;         /* successful allocations (a bare pool's
+				    inline ones aside: LFP_F_UNCHECKED) */
+	uint64_t frees;          /* successful releases (the same) */
 	uint64_t failed_allocs;  /* allocations that found the pool exhausted */
 	uint64_t rejected_frees; /* releases refused (bad, foreign, double) */
 	uint64_t cas_retries;    /* failed compare-and-swaps on the pool's
@@ -1425,6 +1435,9 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
 #define LFPI_H_LOAD(p, order) __atomic_load_n(p, LFPI_H_MO_##order)
 #define LFPI_H_STORE(p, v, order) __atomic_store_n(p, v, LFPI_H_MO_##order)
 #define LFPI_H_SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define LFPI_H_CAS(p, e, d, succ, fail)                                       \
+	__atomic_compare_exchange_n(p, e, d, true, LFPI_H_MO_##succ,           \
+				    LFPI_H_MO_##fail)
 #else
 #include <stdatomic.h>
 #define LFPI_H_ATOMIC(type) _Atomic(type)
@@ -1434,6 +1447,9 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
 #define LFPI_H_STORE(p, v, order)                                             \
 	atomic_store_explicit(p, v, memory_order_##order)
 #define LFPI_H_SIGNAL_FENCE() atomic_signal_fence(memory_order_seq_cst)
+#define LFPI_H_CAS(p, e, d, succ, fail)                                       \
+	atomic_compare_exchange_weak_explicit(p, e, d, memory_order_##succ,    \
+					      memory_order_##fail)
 #endif
 
 #if defined(__GNUC__)
@@ -1496,7 +1512,27 @@ struct lfpi_pool_hot {
 	/* The pool's entry in every thread's table of implicit caches
 	 * (lfpi_cache_tab): a small number, reused after lfp_destroy. */
 	uint32_t num;
+	/*
+	 * Non-zero in a pool with LFP_F_NO_CACHE and LFP_F_UNCHECKED that
+	 * is not checked anyway and has no hooks: lfp_alloc and lfp_free
+	 * pop and push its free list inline (lfpi_bare_alloc), with the
+	 * words below, which serve no other pool. 0 in every other pool,
+	 * whose inline paths then look for a cache.
+	 */
+	uint32_t bare;
+	/* The free list's head, {tag:32 | index:32} (src/lists/stack.c). */
+	LFPI_H_ATOMIC_U64 *head;
+	/* Slot i's free-list link is meta[i]: a bare pool's metadata is the
+	 * link alone, 4 bytes a slot. */
+	LFPI_H_ATOMIC(uint32_t) *meta;
+	/* Slots [0, *limit) are grown into; no other is accepted. */
+	LFPI_H_ATOMIC(uint32_t) *limit;
+	char *objs;              /* the pool's first object */
+	size_t stride;           /* bytes from one object to the next */
+	uint64_t inv;            /* as in struct lfpi_cache_hot */
+	uint64_t shift;
 };
+
 
 /*
  * The calling thread's implicit caches, one entry per pool number (an
@@ -1845,25 +1881,109 @@ LFPI_H_INLINE bool lfpi_cache_is_of(struct lfp_cache *c,
 	return LFPI_H_LOAD(&((struct lfpi_cache_hot *)c)->pool, relaxed) == pool;
 }
 
+#define LFPI_H_TAG_ONE (UINT64_C(1) << 32) /* the head's tag, plus one */
+#define LFPI_H_TAG_OF(head) ((head) & ~(uint64_t)UINT32_MAX)
+
+/*
+ * lfp_alloc in a bare pool (lfpi_pool_hot.bare): pop the free list's top
+ * slot with one CAS, as lfpi_stack_pop does (src/lists/stack.c). An empty
+ * list goes out of line, where fresh slots, growth and the exhaustion
+ * policy are.
+ */
+LFPI_H_INLINE void *lfpi_bare_alloc(const struct lfpi_pool_hot *h,
+				    struct lfp_pool *pool)
+{
+	/* Acquire: pairs with the release CAS of lfpi_bare_free and of
+	 * lfpi_stack_push, so the link read below is the one the pusher of
+	 * the top slot stored. */
+	LFPI_H_ATOMIC_U64 *head = h->head;
+	LFPI_H_ATOMIC(uint32_t) *meta = h->meta;
+	uint64_t old = LFPI_H_LOAD(head, acquire), next;
+	uint32_t top;
+
+	/* head and meta in locals: read once, not again after each CAS. */
+	do {
+		top = (uint32_t)old;
+		if (!LFPI_H_LIKELY(top != UINT32_MAX))
+			return lfpi_alloc_slow(pool);
+		/*
+		 * Another thread may pop the top slot, and push it back with
+		 * another link, while we read this one: harmless, since its
+		 * pop bumped the tag and our CAS then fails.
+		 */
+		next = (LFPI_H_TAG_OF(old) + LFPI_H_TAG_ONE) |
+		       LFPI_H_LOAD(&meta[top], relaxed);
+		/* Acquire on success: pairs with the pusher's release CAS,
+		 * so the object's last owner's writes come before ours. On
+		 * failure: old is then read as by the first load. */
+	} while (!LFPI_H_CAS(head, &old, next, acquire, acquire));
+	return h->objs + (size_t)top * h->stride;
+}
+
+/*
+ * lfp_free in a bare pool: the slot by exact division, as
+ * lfpi_cache_slot_of finds it; any address that is not the start of an
+ * object the pool has grown into (NULL, foreign, interior) goes out of
+ * line to be refused. Then push the slot with one CAS.
+ */
+LFPI_H_INLINE int lfpi_bare_free(const struct lfpi_pool_hot *h,
+				 struct lfp_pool *pool, void *obj)
+{
+	uint64_t off = (uint64_t)((uintptr_t)obj - (uintptr_t)h->objs);
+	uint64_t q = off * h->inv, idx, old;
+	LFPI_H_ATOMIC_U64 *head = h->head;
+	LFPI_H_ATOMIC(uint32_t) *link;
+
+	idx = q >> h->shift | q << ((64 - h->shift) & 63);
+	/* Relaxed: a thread that was handed an object of a segment grown
+	 * later saw that limit (see lfpi_mark_free in src/pool/pool.h). */
+	if (!LFPI_H_LIKELY(idx < LFPI_H_LOAD(h->limit, relaxed)))
+		return lfpi_free_slow(pool, obj);
+	link = &h->meta[idx];
+	old = LFPI_H_LOAD(head, relaxed);
+	do
+		/* The slot is ours until the CAS publishes it. */
+		LFPI_H_STORE(link, (uint32_t)old, relaxed);
+	/* Release: publishes the link and the caller's writes to the
+	 * object; pairs with the acquire load and CAS of lfpi_bare_alloc
+	 * and lfpi_stack_pop. Pushes keep the tag: only removals need to
+	 * change it. */
+	while (!LFPI_H_CAS(head, &old, LFPI_H_TAG_OF(old) | idx, release,
+			   relaxed));
+	return 0;
+}
+
 LFPI_H_INLINE void *lfpi_alloc_inline(struct lfp_pool *pool)
 {
 	struct lfp_cache *c = lfpi_cache_tab.last;
+	const struct lfpi_pool_hot *h = (const struct lfpi_pool_hot *)pool;
 
-	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) ||
-	    (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
-	     LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool))))
+	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)))
 		return lfpi_cache_alloc_body(c);
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0)) {
+		if (h->bare)
+			return lfpi_bare_alloc(h, pool);
+		if (LFPI_H_LIKELY(lfpi_cache_is_of(
+			    c = lfpi_cache_entry_of(h->num), pool)))
+			return lfpi_cache_alloc_body(c);
+	}
 	return lfpi_alloc_slow(pool);
 }
 
 LFPI_H_INLINE int lfpi_free_inline(struct lfp_pool *pool, void *obj)
 {
 	struct lfp_cache *c = lfpi_cache_tab.last;
+	const struct lfpi_pool_hot *h = (const struct lfpi_pool_hot *)pool;
 
-	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)) ||
-	    (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
-	     LFPI_H_LIKELY(lfpi_cache_is_of(c = lfpi_cache_entry(pool), pool))))
+	if (LFPI_H_LIKELY(lfpi_cache_is_of(c, pool)))
 		return lfpi_cache_free_body(c, obj);
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0)) {
+		if (h->bare)
+			return lfpi_bare_free(h, pool, obj);
+		if (LFPI_H_LIKELY(lfpi_cache_is_of(
+			    c = lfpi_cache_entry_of(h->num), pool)))
+			return lfpi_cache_free_body(c, obj);
+	}
 	return lfpi_free_slow(pool, obj);
 }
 

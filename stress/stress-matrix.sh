@@ -32,14 +32,18 @@ trim="$trim cache,trim@64+hold=3+cache-size=2+exhaust=abort"
 trim="$trim pool,trim@24+hold=2+exhaust=grow"
 trim_long="cache,explicit,bulk,handle,bad,trim@512+hold=16+cache-size=8+poison+hooks"
 # LFP_F_UNCHECKED pools (no generation): every mode that needs no
-# handle, and the drainer stealing from their caches.
+# handle, and the drainer stealing from their caches; and bare pools
+# (pool: LFP_F_NO_CACHE), whose lfp_alloc and lfp_free pop and push the
+# free list inline, tiny, then growing beside explicit caches.
 unchecked="cache,explicit,bulk,handoff,exit,bad+unchecked"
 unchecked="$unchecked cache,explicit,idle@128+hold=8+cache-size=16+batch-size=8+unchecked"
+unchecked="$unchecked pool,handoff,exit,bad@32+unchecked"
+unchecked="$unchecked pool,explicit,handoff,bad@64+unchecked+exhaust=grow+grow=4096"
 
 case " $modes " in
 *" cache "*)
 	short="pool,handoff,exit,bad all all@32 all+poison+strict+hooks all@32+grow=4096+hooks pool,handle,deferred,exit@32 explicit,handle,deferred,handoff $idle $trim $unchecked"
-	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks $idle $idle_long $trim $trim_long $unchecked pool,handoff,exit,bad@32+unchecked" ;;
+	long="pool cache explicit bulk cache,handoff cache,exit cache,handle cache,deferred all all+poison+strict+hooks pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 explicit,handle,deferred,handoff all@32 all@32+grow=65536+hooks $idle $idle_long $trim $trim_long $unchecked" ;;
 *)
 	short="pool,handoff pool,handoff,exit,bad pool,handoff,exit,bad@32 pool,handle,deferred,exit@32 pool,handoff,exit,bad+unchecked"
 	long="pool pool,handoff pool,exit pool,bad pool,handle pool,deferred pool,handoff,exit,bad@32 pool,handle,deferred,exit@32" ;;

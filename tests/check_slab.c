@@ -14,7 +14,7 @@
 /* Millionths of a byte of metadata per slot, at the default batch of 512:
  * 8 (next, generation) + 4 (a magazine entry) + 8 / 512 (its header). */
 #define DOC_META_PER_SLOT_1M 12015625u
-#define DOC_HEADER 70391u     /* bytes of the fixed part */
+#define DOC_HEADER 70455u     /* bytes of the fixed part */
 
 static int try_create(struct lfp_config cfg)
 {

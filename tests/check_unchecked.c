@@ -259,8 +259,10 @@ START_TEST(paths_and_counts)
 		counts_add_up(pool, 0);
 	}
 	lfp_stats(pool, &st);
-	ck_assert_uint_eq(st.allocs, 720);
-	ck_assert_uint_eq(st.frees, 720);
+	/* A bare pool's inline lfp_alloc and lfp_free count nothing: only
+	 * the first round's lfp_alloc went into the library (fresh slots). */
+	ck_assert_uint_eq(st.allocs, pool->hot.bare ? 520 : 720);
+	ck_assert_uint_eq(st.frees, pool->hot.bare ? 420 : 720);
 	lfp_cache_destroy(c);
 	lfp_destroy(pool);
 }

@@ -64,8 +64,9 @@ uint32_t lfpi_stack_push(struct lfpi_stack *s, uint32_t first, uint32_t last)
 		/*
 		 * Release: publishes the chain's links and whatever the pusher
 		 * wrote into its nodes (the objects, a magazine's indices).
-		 * Pairs with the acquire load and CAS in lfpi_stack_pop and
-		 * the acquire CAS in lfpi_stack_pop_all.
+		 * Pairs with the acquire load and CAS in lfpi_stack_pop (and
+		 * in lfpi_bare_alloc, lfpool.h's inline pop of a bare pool's
+		 * free list) and the acquire CAS in lfpi_stack_pop_all.
 		 */
 		if (atomic_compare_exchange_weak_explicit(
 			    &s->head, &old, stack_pack(stack_tag(old), first),
@@ -80,8 +81,9 @@ uint32_t lfpi_stack_push(struct lfpi_stack *s, uint32_t first, uint32_t last)
 
 uint32_t lfpi_stack_pop(struct lfpi_stack *s, uint32_t *retries)
 {
-	/* Acquire: pairs with the release CAS in lfpi_stack_push, so the
-	 * `next` we read below is the one its pusher wrote. */
+	/* Acquire: pairs with the release CAS in lfpi_stack_push (and in
+	 * lfpi_bare_free, lfpool.h's inline push), so the `next` we read
+	 * below is the one its pusher wrote. */
 	uint64_t old = atomic_load_explicit(&s->head, memory_order_acquire);
 	uint32_t n = 0, top, below;
 

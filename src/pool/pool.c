@@ -218,6 +218,7 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	lfpi_debug_init((struct lfp_pool *)base);
 	/* As laid out (pool_layout): no generation words with no tool. */
 	((struct lfp_pool *)base)->bare = l.bare;
+	lfpi_bare_setup((struct lfp_pool *)base);
 	pool_set_quirks((struct lfp_pool *)base);
 	lfpi_cache_number((struct lfp_pool *)base);
 	lfpi_fork_add((struct lfp_pool *)base);

@@ -10,6 +10,7 @@
 
 #include "cache/cache.h"
 #include "tools/debug.h"
+#include "pool/bare.h"
 #include "pool/trim.h"
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache/cache.h"
+#include "pool/bare.h"
 #include "tools/debug.h"
 
 static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
@@ -67,6 +68,11 @@ void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out)
 		  pending;
 	lfpi_cache_sum(pool, 0, &out->cached);
 	live = out->allocs - out->frees;
+	/* A bare pool's inline calls count nothing: its live slots are
+	 * those on no list (bare.c), and allocs and frees count only the
+	 * calls that went out of line or through a cache. */
+	if (pool->hot.bare)
+		live = lfpi_bare_live(pool, out->cached, pending);
 	out->capacity = atomic_load_explicit(
 		&((struct lfp_pool *)pool)->limit, memory_order_relaxed);
 	out->max_capacity = pool->capacity;

@@ -1,0 +1,487 @@
+/*
+ * Bare pools (LFP_F_NO_CACHE | LFP_F_UNCHECKED, no hooks): lfp_alloc and
+ * lfp_free pop and push the free list inline, and go into the library
+ * only for an empty list or a refused pointer; what lfpool.h says of
+ * them, sentence by sentence. Where the build checks unchecked pools
+ * anyway (--enable-debug, ASan, Valgrind) the pool is not bare and the
+ * same calls go out of line: each test expects the mode the build runs.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* HAVE_VALGRIND_MEMCHECK_H: as in check_unchecked.c. */
+#include "config.h"
+#include "testutil.h"
+
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#define BARE (LFP_F_NO_CACHE | LFP_F_UNCHECKED)
+
+/* Whether this build checks unchecked pools anyway (lfpool.h). */
+static bool build_checks(void)
+{
+	const char *v = getenv("LFP_VALGRIND");
+
+#if defined(LFP_DEBUG) || defined(TEST_ASAN)
+	return true;
+#endif
+	return RUNNING_ON_VALGRIND && !(v && !strcmp(v, "profile"));
+}
+
+static void counts_add_up(struct lfp_pool *pool, uint64_t live)
+{
+	struct lfpi_census census;
+	struct lfp_stats st;
+
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, live);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.live, live);
+	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
+			  st.capacity);
+}
+
+static void nop_hook(void *obj, void *arg)
+{
+	(void)obj;
+	(void)arg;
+}
+
+/* Which pools are bare: both flags, no hook, a release build. */
+START_TEST(which_pools_are_bare)
+{
+	static const uint32_t not_bare[] = { 0, LFP_F_NO_CACHE,
+					     LFP_F_UNCHECKED,
+					     BARE | LFP_F_POISON };
+	struct lfp_config cfg = { .obj_size = 48, .capacity = 16,
+				  .flags = BARE };
+	struct lfp_pool *pool;
+
+	pool = test_pool_flags(48, 16, BARE);
+	ck_assert_uint_eq(pool->hot.bare, !build_checks());
+	ck_assert_uint_eq(pool->hot.num, pool->hot.num); /* still first */
+	ck_assert_ptr_eq((void *)&pool->hot, (void *)pool);
+	lfp_destroy(pool);
+	for (unsigned i = 0; i < sizeof(not_bare) / sizeof(*not_bare); i++) {
+		pool = test_pool_flags(48, 16, not_bare[i]);
+		ck_assert_uint_eq(pool->hot.bare, 0);
+		lfp_destroy(pool);
+	}
+	cfg.on_alloc = nop_hook;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_uint_eq(pool->hot.bare, 0);
+	lfp_destroy(pool);
+	cfg.on_alloc = NULL;
+	cfg.on_free = nop_hook;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_uint_eq(pool->hot.bare, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * Pop and push, one thread: the list is LIFO, the inline calls count
+ * nothing (only the fresh slots' allocations went into the library),
+ * and live counts the slots on no list. Through the exported functions
+ * too ((lfp_alloc)(pool)), which run the same inline code.
+ */
+START_TEST(pop_push_one_thread)
+{
+	struct lfp_pool *pool = test_pool_flags(40, 32, BARE);
+	bool bare = pool->hot.bare;
+	void *o[32], *p;
+	struct lfp_stats st;
+
+	for (int i = 0; i < 32; i++)
+		ck_assert_ptr_nonnull(o[i] = _i ? (lfp_alloc)(pool) :
+						  lfp_alloc(pool));
+	counts_add_up(pool, 32);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 32; i++)
+			ck_assert_int_eq(_i ? (lfp_free)(pool, o[i]) :
+					      lfp_free(pool, o[i]), 0);
+		counts_add_up(pool, 0);
+		/* Last released, first handed out. */
+		for (int i = 31; i >= 0; i--) {
+			p = _i ? (lfp_alloc)(pool) : lfp_alloc(pool);
+			ck_assert_ptr_eq(p, o[i]);
+			memset(p, 0x5a, 40);
+		}
+		counts_add_up(pool, 32);
+	}
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.allocs, bare ? 32 : 32 * 4);
+	ck_assert_uint_eq(st.frees, bare ? 0 : 32 * 3);
+	ck_assert_uint_eq(st.failed_allocs, 0);
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(lfp_free(pool, o[i]), 0);
+	counts_add_up(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+static uint64_t head_of(struct lfp_pool *pool)
+{
+	return atomic_load_explicit(&pool->free.head, memory_order_relaxed);
+}
+
+/*
+ * The inline pop takes the top slot and bumps the head's tag, so that a
+ * racing pop that read the old head fails its CAS; the inline push
+ * links the slot to the old top and keeps the tag.
+ */
+START_TEST(pop_bumps_tag_push_keeps_it)
+{
+	struct lfp_pool *pool = test_pool_flags(64, 8, BARE);
+	void *a = lfp_alloc(pool), *b = lfp_alloc(pool), *p;
+	uint32_t ia = lfp_index_of(pool, a), ib = lfp_index_of(pool, b);
+	uint64_t h0, h1;
+
+	ck_assert_int_eq(lfp_free(pool, a), 0);
+	ck_assert_int_eq(lfp_free(pool, b), 0);
+	h0 = head_of(pool);
+	ck_assert_uint_eq((uint32_t)h0, ib);
+	ck_assert_uint_eq(atomic_load(&pool->slots[ib].next), ia);
+	p = lfp_alloc(pool);
+	ck_assert_ptr_eq(p, b);
+	h1 = head_of(pool);
+	ck_assert_uint_eq((uint32_t)h1, ia);
+	ck_assert_uint_eq(h1 >> 32, (uint32_t)((h0 >> 32) + 1));
+	ck_assert_int_eq(lfp_free(pool, p), 0);
+	ck_assert_uint_eq(head_of(pool), (h1 >> 32 << 32) | ib);
+	ck_assert_uint_eq(atomic_load(&pool->slots[ib].next), ia);
+	ck_assert_ptr_eq(lfp_alloc(pool), b);
+	ck_assert_ptr_eq(lfp_alloc(pool), a);
+	ck_assert_uint_eq(head_of(pool) >> 32, (uint32_t)((h0 >> 32) + 3));
+	ck_assert_int_eq(lfp_free(pool, a), 0);
+	ck_assert_int_eq(lfp_free(pool, b), 0);
+	counts_add_up(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* An empty list goes out of line: NULL, counted, with the default
+ * policy; a full pool's next allocation after a release succeeds. */
+START_TEST(exhaustion_returns_null)
+{
+	struct lfp_pool *pool = test_pool_flags(64, 8, BARE);
+	void *o[8];
+	struct lfp_stats st;
+
+	for (int i = 0; i < 8; i++)
+		ck_assert_ptr_nonnull(o[i] = lfp_alloc(pool));
+	ck_assert_ptr_null(lfp_alloc(pool));
+	ck_assert_ptr_null(lfp_alloc(pool));
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.failed_allocs, 2);
+	ck_assert_int_eq(lfp_free(pool, o[3]), 0);
+	ck_assert_ptr_eq(lfp_alloc(pool), o[3]);
+	ck_assert_ptr_null(lfp_alloc(pool));
+	counts_add_up(pool, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(lfp_free(pool, o[i]), 0);
+	counts_add_up(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+struct victims {
+	void *obj[8];
+	int n, calls;
+};
+
+static int release_oldest(struct lfp_pool *pool, void *arg)
+{
+	struct victims *v = arg;
+
+	v->calls++;
+	if (!v->n)
+		return -1;
+	ck_assert_int_eq(lfp_free(pool, v->obj[0]), 0);
+	memmove(v->obj, v->obj + 1, --v->n * sizeof(void *));
+	return 0;
+}
+
+/* The exhaustion policy runs for a bare pool as for any: reclaim is
+ * called when the list is empty, and its victim is handed out. */
+START_TEST(exhaustion_calls_reclaim)
+{
+	struct victims v = { .n = 0 };
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 8,
+				  .flags = BARE,
+				  .exhaust = LFP_EXHAUST_RECLAIM,
+				  .reclaim = release_oldest, .hook_arg = &v };
+	struct lfp_pool *pool;
+	void *first, *p;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	ck_assert_uint_eq(pool->hot.bare, !build_checks());
+	for (int i = 0; i < 8; i++)
+		ck_assert_ptr_nonnull(v.obj[v.n++] = lfp_alloc(pool));
+	first = v.obj[0];
+	ck_assert_int_eq(v.calls, 0);
+	p = lfp_alloc(pool);
+	ck_assert_int_eq(v.calls, 1);
+	ck_assert_ptr_eq(p, first);
+	v.obj[v.n++] = p;
+	counts_add_up(pool, 8);
+	while (v.n)
+		ck_assert_int_eq(lfp_free(pool, v.obj[--v.n]), 0);
+	counts_add_up(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
+ * A growable bare pool hands out only slots it has grown into, and
+ * takes back only those: the start of a slot not grown into yet is
+ * refused (-EALREADY) and never handed out, then accepted once grown.
+ */
+START_TEST(growth_bounds)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 16,
+				  .max_capacity = 256, .flags = BARE,
+				  .exhaust = LFP_EXHAUST_GROW };
+	struct lfp_pool *pool;
+	char *o[64], *base, *far;
+	size_t stride;
+	struct lfp_stats st;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	for (int i = 0; i < 2; i++)
+		o[i] = lfp_alloc(pool);
+	base = o[0];
+	stride = (size_t)(o[1] - o[0]);
+	far = base + 40 * stride; /* slot 40: not grown into */
+	ck_assert_int_eq(lfp_free(pool, far), -EALREADY);
+	ck_assert_int_eq(lfp_free(pool, base + 16 * stride), -EALREADY);
+	for (int i = 2; i < 64; i++) {
+		o[i] = lfp_alloc(pool);
+		ck_assert_ptr_nonnull(o[i]);
+		lfp_stats(pool, &st);
+		/* Never a slot the pool has not grown into. */
+		ck_assert_uint_lt(lfp_index_of(pool, o[i]), st.capacity);
+	}
+	lfp_stats(pool, &st);
+	ck_assert_uint_ge(st.capacity, 64);
+	ck_assert_uint_eq(st.rejected_frees, 2);
+	counts_add_up(pool, 64);
+	/* Grown into now: slot 40 is one of ours and goes back inline. */
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(lfp_free(pool, o[i]), 0);
+	counts_add_up(pool, 0);
+	/* A slot beyond the grown bound is still refused. */
+	ck_assert_int_eq(lfp_free(pool, base + st.capacity * stride),
+			 -EALREADY);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* NULL, foreign and interior pointers: refused with the errors of any
+ * pool, counted, and nothing changes. */
+START_TEST(bad_pointers_refused)
+{
+	struct lfp_pool *pool = test_pool_flags(64, 16, BARE);
+	struct lfp_pool *other = test_pool_flags(64, 16, BARE);
+	char *a = lfp_alloc(pool), *b = lfp_alloc(other), local[64];
+	struct lfp_stats st;
+
+	ck_assert_int_eq(lfp_free(pool, NULL), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, a + 1), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, a + 63), -EINVAL);
+	ck_assert_int_eq(lfp_free(pool, local), -EFAULT);
+	ck_assert_int_eq(lfp_free(pool, b), -EFAULT);
+	ck_assert_int_eq(lfp_free(NULL, a), -EINVAL);
+	ck_assert_ptr_null(lfp_alloc(NULL));
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.rejected_frees, 5);
+	counts_add_up(pool, 1);
+	counts_add_up(other, 1);
+	ck_assert_int_eq(lfp_free(pool, a), 0);
+	ck_assert_int_eq(lfp_free(other, b), 0);
+	counts_add_up(pool, 0);
+	lfp_destroy(other);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/* A family of bare classes: each class is a bare pool, which the
+ * family's calls reach; its objects go back LIFO and add up. */
+START_TEST(family_of_bare_classes)
+{
+	static const size_t sizes[] = { 32, 64, 128 };
+	static const uint32_t caps[] = { 16, 16, 16 };
+	struct lfp_family_config cfg = { .sizes = sizes, .capacities = caps,
+					 .classes = 3, .flags = BARE };
+	struct lfp_family *fam = NULL;
+	void *o[3][16];
+
+	ck_assert_int_eq(lfp_family_create(&cfg, &fam), 0);
+	for (uint32_t c = 0; c < 3; c++)
+		ck_assert_uint_eq(lfp_family_pool(fam, c)->hot.bare,
+				  !build_checks());
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t c = 0; c < 3; c++)
+			for (int i = 0; i < 16; i++)
+				ck_assert_ptr_nonnull(
+					o[c][i] = lfp_family_alloc(fam, sizes[c]));
+		for (uint32_t c = 0; c < 3; c++) {
+			ck_assert_ptr_null(lfp_family_alloc(fam, sizes[c]));
+			counts_add_up(lfp_family_pool(fam, c), 16);
+		}
+		ck_assert_int_eq(lfp_family_free(fam, (char *)o[1][0] + 8),
+				 -EINVAL);
+		for (uint32_t c = 0; c < 3; c++)
+			for (int i = 0; i < 16; i++)
+				ck_assert_int_eq(lfp_family_free(fam, o[c][i]), 0);
+		for (uint32_t c = 0; c < 3; c++)
+			counts_add_up(lfp_family_pool(fam, c), 0);
+	}
+	/* The second round popped and pushed inline, counting nothing. */
+	for (uint32_t c = 0; c < 3; c++) {
+		struct lfp_pool *p = lfp_family_pool(fam, c);
+		struct lfp_stats st;
+
+		lfp_stats(p, &st);
+		ck_assert_uint_eq(st.allocs, p->hot.bare ? 16 : 32);
+	}
+	lfp_family_destroy(fam);
+}
+END_TEST
+
+/* The default pool's inline paths are the cache's: counted per call,
+ * and the thread's last cache is the pool's after one. */
+START_TEST(default_pool_unchanged)
+{
+	struct lfp_pool *pool = test_pool(64, 64);
+	struct lfp_stats st;
+	void *o[10];
+
+	ck_assert_uint_eq(pool->hot.bare, 0);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 10; i++)
+			ck_assert_ptr_nonnull(o[i] = lfp_alloc(pool));
+		ck_assert(lfpi_cache_is_of(lfpi_cache_tab.last, pool));
+		for (int i = 0; i < 10; i++)
+			ck_assert_int_eq(lfp_free(pool, o[i]), 0);
+	}
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.allocs, 30);
+	ck_assert_uint_eq(st.frees, 30);
+	ck_assert_uint_gt(st.cache_hits, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
+#define CONC_THREADS 6
+#define CONC_CAP 64
+
+struct conc {
+	struct lfp_pool *pool;
+	_Atomic uint32_t *owner; /* per slot: the thread holding it, or 0 */
+	unsigned rounds;
+	_Atomic unsigned failures;
+};
+
+struct conc_arg {
+	struct conc *c;
+	uint32_t id;
+};
+
+/* Take up to 4 objects, own each (no other thread may hold it), stamp
+ * and check them, release them: oversubscribed, so threads are
+ * preempted between the pop's load and its CAS. */
+static void *conc_worker(void *arg)
+{
+	struct conc_arg *a = arg;
+	struct conc *c = a->c;
+	uint32_t *o[4], idx[4], prev;
+	unsigned bad = 0, k;
+
+	for (unsigned r = 0; r < c->rounds; r++) {
+		for (k = 0; k < 1 + r % 4; k++) {
+			if (!(o[k] = lfp_alloc(c->pool)))
+				break;
+			idx[k] = lfp_index_of(c->pool, o[k]);
+			prev = 0;
+			if (idx[k] >= CONC_CAP ||
+			    !atomic_compare_exchange_strong_explicit(
+				    &c->owner[idx[k]], &prev, a->id,
+				    memory_order_relaxed, memory_order_relaxed))
+				bad++;
+			*o[k] = a->id;
+		}
+		for (unsigned i = 0; i < k; i++) {
+			bad += *o[i] != a->id;
+			atomic_store_explicit(&c->owner[idx[i]], 0,
+					      memory_order_relaxed);
+			bad += lfp_free(c->pool, o[i]) != 0;
+		}
+	}
+	atomic_fetch_add_explicit(&c->failures, bad, memory_order_relaxed);
+	return NULL;
+}
+
+/* Several threads, more than cores: no slot is handed out twice, every
+ * release is accepted, and at the end every slot is back exactly once. */
+START_TEST(concurrent_counts)
+{
+	static _Atomic uint32_t owner[CONC_CAP];
+	struct conc c = { .owner = owner,
+			  .rounds = under_sanitizer() ? 3000 : 100000 };
+	struct conc_arg args[CONC_THREADS];
+	pthread_t t[CONC_THREADS];
+	bool seen[CONC_CAP] = { false };
+	void *all[CONC_CAP];
+
+	c.pool = test_pool_flags(32, CONC_CAP, BARE);
+	for (unsigned i = 0; i < CONC_THREADS; i++) {
+		args[i] = (struct conc_arg){ .c = &c, .id = i + 1 };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, conc_worker,
+						&args[i]), 0);
+	}
+	for (unsigned i = 0; i < CONC_THREADS; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(atomic_load(&c.failures), 0);
+	counts_add_up(c.pool, 0);
+	/* Every slot once, none twice, none lost. */
+	for (unsigned i = 0; i < CONC_CAP; i++) {
+		uint32_t idx;
+
+		ck_assert_ptr_nonnull(all[i] = lfp_alloc(c.pool));
+		idx = lfp_index_of(c.pool, all[i]);
+		ck_assert_uint_lt(idx, CONC_CAP);
+		ck_assert(!seen[idx]);
+		seen[idx] = true;
+	}
+	ck_assert_ptr_null(lfp_alloc(c.pool));
+	for (unsigned i = 0; i < CONC_CAP; i++)
+		ck_assert_int_eq(lfp_free(c.pool, all[i]), 0);
+	counts_add_up(c.pool, 0);
+	lfp_destroy(c.pool);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bare");
+	TCase *tc = tcase_create("bare");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, which_pools_are_bare);
+	tcase_add_loop_test(tc, pop_push_one_thread, 0, 2);
+	tcase_add_test(tc, pop_bumps_tag_push_keeps_it);
+	tcase_add_test(tc, exhaustion_returns_null);
+	tcase_add_test(tc, exhaustion_calls_reclaim);
+	tcase_add_test(tc, growth_bounds);
+	tcase_add_test(tc, bad_pointers_refused);
+	tcase_add_test(tc, family_of_bare_classes);
+	tcase_add_test(tc, default_pool_unchanged);
+	tcase_add_test(tc, concurrent_counts);
+	suite_add_tcase(s, tc);
+	return test_run(s);
+}
