@@ -5,8 +5,9 @@
 #
 # The header's comments are the contract, so the pages are written from
 # them and from nothing else: one page per function (LFP_API prototypes
-# and static inline helpers) and lfpool.3, the overview. The header is
-# read as it is written:
+# and the prototypes of static inline helpers, whose bodies are under
+# include/lfpool/) and lfpool.3, the overview. The header is read as it
+# is written:
 # - The first comment describes the library (DESCRIPTION of lfpool.3).
 # - A comment right above a function is its documentation. Its first
 #   sentence names it; "Returns ..." starts its RETURN VALUE, "Thread
@@ -176,13 +177,9 @@ function start_decl(line) {
 	if (line ~ /^LFP_API/) {
 		dkind = "func"
 	} else if (line ~ /^static inline/) {
+		# A prototype, as LFP_API's: the bodies of the static inline
+		# helpers are in include/lfpool/, which lfpool.h includes.
 		dkind = "func"
-		state = "body"
-		dcode = line ";"
-		dname = line
-		sub(/\(.*/, "", dname)
-		sub(/.* \**/, "", dname)
-		return
 	} else if (line ~ /^#if/) {
 		dkind = "cpp"
 	} else if (line ~ /^#/) {
@@ -199,6 +196,13 @@ function decl_line(line, first,   t) {
 	if (!first)
 		dcode = dcode "\n" line
 	if (dkind == "func") {
+		if (line ~ /^\{/) {
+			t = dcode
+			sub(/\(.*/, "", t)
+			sub(/.*[ *]/, "", t)
+			fail(t ": an inline body in lfpool.h; it goes under " \
+			    "include/lfpool/, and lfpool.h keeps the prototype")
+		}
 		if (line ~ /;/) {
 			dname = dcode
 			sub(/\(.*/, "", dname)
@@ -228,12 +232,6 @@ state == "comment" {
 		state = "code"
 		end_comment()
 	}
-	next
-}
-
-state == "body" {
-	if ($0 ~ /^\}/)
-		end_decl()
 	next
 }
 
