@@ -488,6 +488,132 @@ START_TEST(steal_after_wait_sees_idle_cache)
 }
 END_TEST
 
+/*
+ * An allocation whose own cache a thief holds: its cache operation reads
+ * ctl with STEAL, keeps off the slots and leaves; the pool is empty, so
+ * pool_cache_miss, acting on the ctl that operation read, must wait for
+ * the thief to let go and look again, not return NULL while its own
+ * slots are free all along. This thread is the thief, through the
+ * internals: it claims the cache before the owner thread exists, so the
+ * owner's first entry always reads STEAL, and lets go once the owner has
+ * had time to wait, either as a thief that found the owner busy (a flush
+ * request, the slots left where they are) or as one that emptied the
+ * cache into the depot. ctl's lasting bits vary: none, LFPI_CTL_BARE (an
+ * unchecked pool), LFPI_CTL_SLOW (a strict pool, and a cache made with
+ * membarrier off, whose every entry is the seq_cst one).
+ */
+struct held_case {
+	uint32_t flags;
+	bool no_membarrier;
+	bool emptied; /* the thief empties the cache, or asks for a flush */
+};
+
+static const struct held_case held_cases[] = {
+	{ 0, false, false },		   { 0, false, true },
+	{ LFP_F_UNCHECKED, false, false }, { LFP_F_UNCHECKED, false, true },
+	{ LFP_F_STRICT, false, false },	   { LFP_F_STRICT, false, true },
+	{ 0, true, false },		   { 0, true, true },
+};
+
+#define HELD_NCASES (sizeof(held_cases) / sizeof(held_cases[0]))
+
+struct held_owner {
+	struct lfp_cache *c;
+	_Atomic int done;
+	void *_Atomic got;
+};
+
+static void *held_owner_alloc(void *arg)
+{
+	struct held_owner *o = arg;
+
+	atomic_store(&o->got, lfp_cache_alloc(o->c));
+	atomic_store(&o->done, 1);
+	return NULL;
+}
+
+START_TEST(owner_waits_for_thief_on_own_slots)
+{
+	const struct held_case *k = &held_cases[_i];
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 2,
+				  .cache_size = 2, .batch_size = 1,
+				  .flags = k->flags };
+	int saved_mb, trials = 40, early = 0;
+	long nulls = 0;
+	struct lfp_pool *pool;
+	struct lfp_stats st;
+
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	/* After lfp_create: the library's first one sets it. */
+	saved_mb = lfpi_cache_membarrier;
+	for (int t = 0; t < trials; t++) {
+		struct held_owner o = { 0 };
+		uint32_t keep, spare = LFPI_NIL, r = 0;
+		struct timespec pause = { 0, 200000 };
+		void *a, *b;
+		pthread_t th;
+
+		if (k->no_membarrier)
+			lfpi_cache_membarrier = 0;
+		ck_assert_ptr_nonnull(o.c = lfp_cache_create(pool));
+		keep = lfpi_cache_ctl_keep(pool);
+		ck_assert_uint_eq(atomic_load(&o.c->hot.ctl), keep);
+		if (k->no_membarrier || (k->flags & LFP_F_STRICT))
+			ck_assert(keep & LFPI_CTL_SLOW);
+		/* Both slots free in the cache, none anywhere else. */
+		ck_assert_ptr_nonnull(a = lfp_cache_alloc(o.c));
+		ck_assert_ptr_nonnull(b = lfp_cache_alloc(o.c));
+		ck_assert_int_eq(lfp_cache_free(o.c, a), 0);
+		ck_assert_int_eq(lfp_cache_free(o.c, b), 0);
+		ck_assert_uint_eq(lfpi_cache_n(o.c), 2);
+		ck_assert(lfpi_stack_is_empty(&pool->free));
+		ck_assert(lfpi_depot_is_empty(&pool->depot));
+
+		ck_assert(lfpi_cache_claim_steal(o.c));
+		ck_assert_int_eq(pthread_create(&th, NULL, held_owner_alloc,
+						&o), 0);
+		/* Time for the owner to enter, find STEAL and wait; it must
+		 * not be done before we let go. */
+		for (int i = 0; i < 10 && !atomic_load(&o.done); i++)
+			nanosleep(&pause, NULL);
+		if (atomic_load(&o.done))
+			early++;
+		if (k->emptied) {
+			lfpi_cache_empty(o.c, &spare, &r);
+			lfpi_depot_put_spare(&pool->depot, spare);
+			atomic_fetch_and_explicit(&o.c->hot.ctl,
+						  ~(LFPI_CTL_STEAL |
+						    LFPI_CTL_FLUSH),
+						  memory_order_release);
+		} else {
+			/* As a thief that found the owner busy. */
+			atomic_fetch_or_explicit(&o.c->hot.ctl, LFPI_CTL_FLUSH,
+						 memory_order_relaxed);
+			atomic_fetch_and_explicit(&o.c->hot.ctl,
+						  ~LFPI_CTL_STEAL,
+						  memory_order_release);
+		}
+		pthread_join(th, NULL);
+		if (!atomic_load(&o.got))
+			nulls++;
+		else
+			ck_assert_int_eq(lfp_cache_free(o.c, o.got), 0);
+		lfp_cache_destroy(o.c);
+		lfpi_cache_membarrier = saved_mb;
+	}
+	lfp_stats(pool, &st);
+	ck_assert_msg(nulls == 0 && early == 0 && st.failed_allocs == 0,
+		      "flags %#x%s, thief %s: %ld of %d allocations returned "
+		      "NULL (%d before the thief let go) while their own "
+		      "cache held both free slots", k->flags,
+		      k->no_membarrier ? ", no membarrier" : "",
+		      k->emptied ? "emptied the cache" : "asked for a flush",
+		      nulls, trials, early);
+	expect_accounted(pool, 0);
+	lfp_destroy(pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("idle");
@@ -496,6 +622,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, idle_caches_give_back, 0, IDLE_NCASES);
 	tcase_add_test(tc, steal_after_wait_sees_idle_cache);
+	tcase_add_loop_test(tc, owner_waits_for_thief_on_own_slots, 0,
+			    HELD_NCASES);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
