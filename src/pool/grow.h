@@ -12,8 +12,9 @@
 
 /*
  * What an allocation that may find the pool exhausted must remember from
- * before its first look at the free list: the trim sequence it saw, and
- * how many times it called reclaim.
+ * before the first look at the lists that can lead to the policy (after a
+ * refill found nothing, lfpi_pool_take looks at them all again): the
+ * trim sequence it saw, and how many times it called reclaim.
  */
 struct lfpi_want {
 	uint32_t trim_seq;
@@ -22,7 +23,8 @@ struct lfpi_want {
 };
 
 /*
- * Start an allocation's slow path, before its first pop. Acquire: pairs
+ * Start an allocation's slow path, before the first look at the lists
+ * that can lead to the policy. Acquire: pairs
  * with the release store that ends lfp_trim, so a trim that ended before
  * is seen whole (its slots are back on the list).
  */
@@ -32,7 +34,7 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 	w->attempt = 0;
 	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which
 	 * follows the push of a reclaimed slot: that slot is on the list
-	 * before our first pop looks. */
+	 * before our next look. */
 	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
 }
 
