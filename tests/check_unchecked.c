@@ -317,6 +317,61 @@ START_TEST(memory_size_smaller)
 END_TEST
 
 /*
+ * Under Valgrind, LFP_VALGRIND decides whether an unchecked pool keeps its
+ * generation words, and so how many bytes lfp_memory_size asks for. A
+ * program that changes the variable between lfp_memory_size and lfp_create
+ * (setenv, as a harness that turns profiling on may) must still get a pool
+ * that fits in what it was told: the decision is the process's, made once.
+ * Elsewhere the variable is never read, and there is nothing to decide:
+ * this test can fail only under Valgrind (valgrind.test runs it there, in
+ * both modes).
+ */
+START_TEST(memory_size_env_changes)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 1000,
+				  .flags = LFP_F_UNCHECKED };
+	const char *v = getenv("LFP_VALGRIND");
+	bool profile = v && !strcmp(v, "profile"), bare = false;
+	struct lfp_pool *pool = NULL;
+	size_t need, later;
+	char *mem, *keep;
+	int err;
+
+	if (!RUNNING_ON_VALGRIND)
+		return;
+	keep = v ? strdup(v) : NULL;
+	need = lfp_memory_size(&cfg);
+	/* The other mode, until the environment is put back: the tests
+	 * after this one (CK_FORK=no) expect the mode they were run in. */
+	if (profile)
+		unsetenv("LFP_VALGRIND");
+	else
+		setenv("LFP_VALGRIND", "profile", 1);
+	later = lfp_memory_size(&cfg);
+	mem = aligned_alloc(LFP_MEMORY_ALIGN,
+			    (need + LFP_MEMORY_ALIGN - 1) / LFP_MEMORY_ALIGN *
+				    LFP_MEMORY_ALIGN);
+	cfg.memory = mem;
+	cfg.memory_size = need;
+	err = mem ? lfp_create(&cfg, &pool) : -ENOMEM;
+	if (!err) {
+		bare = pool->bare;
+		lfp_destroy(pool);
+	}
+	free(mem);
+	if (keep)
+		setenv("LFP_VALGRIND", keep, 1);
+	else
+		unsetenv("LFP_VALGRIND");
+	free(keep);
+	ck_assert_uint_eq(later, need);
+	ck_assert_int_eq(err, 0);
+	/* As the process began: bare with profile, checked without. */
+	ck_assert(bare == profile);
+}
+END_TEST
+
+/*
  * An unchecked pool in exactly lfp_memory_size bytes of caller memory
  * (one byte less is refused), bytes around it untouched: every slot
  * handed out once and taken back, again and again, through the shared
@@ -659,6 +714,7 @@ int main(void)
 	tcase_add_loop_test(tc, paths_and_counts, 0, 3);
 	tcase_add_loop_test(tc, grow_limit_refused, 0, 4);
 	tcase_add_test(tc, memory_size_smaller);
+	tcase_add_test(tc, memory_size_env_changes);
 	tcase_add_loop_test(tc, caller_memory_exact, 0, 2);
 	tcase_add_test(tc, hooks_run);
 	tcase_add_test(tc, family_classes);
