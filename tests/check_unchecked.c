@@ -319,6 +319,61 @@ START_TEST(memory_size_smaller)
 END_TEST
 
 /*
+ * Under Valgrind, LFP_VALGRIND decides whether an unchecked pool keeps its
+ * generation words, and so how many bytes lfp_memory_size asks for. A
+ * program that changes the variable between lfp_memory_size and lfp_create
+ * (setenv, as a harness that turns profiling on may) must still get a pool
+ * that fits in what it was told: the decision is the process's, made once.
+ * Elsewhere the variable is never read, and there is nothing to decide:
+ * this test can fail only under Valgrind (valgrind.test runs it there, in
+ * both modes).
+ */
+START_TEST(memory_size_env_changes)
+{
+	struct lfp_config cfg = { .obj_size = 64, .capacity = 1000,
+				  .flags = LFP_F_UNCHECKED };
+	const char *v = getenv("LFP_VALGRIND");
+	bool profile = v && !strcmp(v, "profile"), bare = false;
+	struct lfp_pool *pool = NULL;
+	size_t need, later;
+	char *mem, *keep;
+	int err;
+
+	if (!RUNNING_ON_VALGRIND)
+		return;
+	keep = v ? strdup(v) : NULL;
+	need = lfp_memory_size(&cfg);
+	/* The other mode, until the environment is put back: the tests
+	 * after this one (CK_FORK=no) expect the mode they were run in. */
+	if (profile)
+		unsetenv("LFP_VALGRIND");
+	else
+		setenv("LFP_VALGRIND", "profile", 1);
+	later = lfp_memory_size(&cfg);
+	mem = aligned_alloc(LFP_MEMORY_ALIGN,
+			    (need + LFP_MEMORY_ALIGN - 1) / LFP_MEMORY_ALIGN *
+				    LFP_MEMORY_ALIGN);
+	cfg.memory = mem;
+	cfg.memory_size = need;
+	err = mem ? lfp_create(&cfg, &pool) : -ENOMEM;
+	if (!err) {
+		bare = pool->bare;
+		lfp_destroy(pool);
+	}
+	free(mem);
+	if (keep)
+		setenv("LFP_VALGRIND", keep, 1);
+	else
+		unsetenv("LFP_VALGRIND");
+	free(keep);
+	ck_assert_uint_eq(later, need);
+	ck_assert_int_eq(err, 0);
+	/* As the process began: bare with profile, checked without. */
+	ck_assert(bare == profile);
+}
+END_TEST
+
+/*
  * An unchecked pool in exactly lfp_memory_size bytes of caller memory
  * (one byte less is refused), bytes around it untouched: every slot
  * handed out once and taken back, again and again, through the shared
@@ -383,6 +438,92 @@ START_TEST(caller_memory_exact)
 		ck_assert_uint_eq((unsigned char)mem[GUARD + need + i], 0x5a);
 	}
 	free(seen);
+	free(mem);
+}
+END_TEST
+
+/*
+ * The layout of an unchecked pool in exactly lfp_memory_size bytes (one
+ * byte less is refused), for odd and even slot counts (a bare pool's
+ * metadata then ends on a 4-byte boundary), tiny and odd object sizes,
+ * alignments of 4 bytes and of a page, fixed and growable, with and without
+ * LFP_F_NO_CACHE (whose releases link every slot into the free list):
+ * every object is aligned as asked, no two overlap, and no link written
+ * by a release lands in another slot's object, nor anywhere outside the
+ * memory.
+ */
+START_TEST(caller_memory_shapes)
+{
+	static const uint32_t caps[] = { 1, 3, 333 };
+	static const size_t sizes[] = { 1, 12 };
+	static const size_t aligns[] = { 4, 4096 };
+	uint32_t cap = caps[_i % 3];
+	size_t size = sizes[_i / 3 % 2], align = aligns[_i / 6 % 2];
+	bool grow = _i / 12 % 2;
+	struct lfp_config cfg = {
+		.obj_size = size, .align = align,
+		.capacity = grow ? (cap + 1) / 2 : cap,
+		.max_capacity = grow ? cap : 0,
+		.exhaust = grow ? LFP_EXHAUST_GROW : 0,
+		.cache_size = 4, .batch_size = 2,
+		.flags = LFP_F_UNCHECKED | (_i / 24 ? LFP_F_NO_CACHE : 0)
+	};
+	size_t need = lfp_memory_size(&cfg),
+	       base = align > LFP_MEMORY_ALIGN ? align : LFP_MEMORY_ALIGN;
+	char *mem = aligned_alloc(base, (need + 2 * base) / base * base + base);
+	unsigned char **objs = calloc(cap + 1, sizeof(*objs));
+	char *seen = calloc(cap, 1);
+	struct lfp_pool *pool = NULL;
+	struct lfp_cache *c;
+	uint32_t n = 0, idx;
+
+	ck_assert_ptr_nonnull(mem);
+	ck_assert_ptr_nonnull(objs);
+	ck_assert_ptr_nonnull(seen);
+	memset(mem, 0x5a, need + 2 * base);
+	cfg.memory = mem + base;
+	cfg.memory_size = need - 1;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), -EINVAL);
+	cfg.memory_size = need;
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	c = lfp_cache_create(pool);
+	ck_assert_ptr_nonnull(c);
+	while ((objs[n] = n % 2 ? lfp_cache_alloc(c) : lfp_alloc(pool))) {
+		ck_assert_uint_lt(n, cap);
+		ck_assert_uint_eq((uintptr_t)objs[n] % align, 0);
+		idx = lfp_index_of(pool, objs[n]);
+		ck_assert_uint_lt(idx, cap);
+		ck_assert_msg(!seen[idx], "slot %u handed out twice", idx);
+		seen[idx] = 1;
+		memset(objs[n], (int)n, size);
+		n++;
+	}
+	ck_assert_uint_eq(n, cap);
+	counts_add_up(pool, cap);
+	/* Half released every way, then the other half, each checked
+	 * before its release. */
+	for (uint32_t half = 0; half < 2; half++)
+		for (uint32_t i = half; i < n; i += 2) {
+			for (size_t k = 0; k < size; k++)
+				ck_assert_msg(objs[i][k] == (unsigned char)i,
+					      "object %u byte %zu overwritten",
+					      i, k);
+			ck_assert_int_eq(
+				i % 3 == 0 ? lfp_free(pool, objs[i]) :
+				i % 3 == 1 ? lfp_cache_free(c, objs[i]) :
+					     (int)lfp_cache_free_bulk(
+						     c, (void **)&objs[i], 1) - 1,
+				0);
+		}
+	counts_add_up(pool, 0);
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+	for (size_t i = 0; i < base; i++) {
+		ck_assert_uint_eq((unsigned char)mem[i], 0x5a);
+		ck_assert_uint_eq((unsigned char)mem[base + need + i], 0x5a);
+	}
+	free(seen);
+	free(objs);
 	free(mem);
 }
 END_TEST
@@ -661,6 +802,8 @@ int main(void)
 	tcase_add_loop_test(tc, paths_and_counts, 0, 3);
 	tcase_add_loop_test(tc, grow_limit_refused, 0, 4);
 	tcase_add_test(tc, memory_size_smaller);
+	tcase_add_test(tc, memory_size_env_changes);
+	tcase_add_loop_test(tc, caller_memory_shapes, 0, 48);
 	tcase_add_loop_test(tc, caller_memory_exact, 0, 2);
 	tcase_add_test(tc, hooks_run);
 	tcase_add_test(tc, family_classes);

@@ -182,14 +182,37 @@ const char *lfpi_pool_label(const struct lfp_pool *pool,
 	return buf;
 }
 
+/* LFP_VALGRIND as first read: 0 not yet, DEBUG_VG_DEFAULT or
+ * DEBUG_VG_PROFILE. */
+#define DEBUG_VG_DEFAULT 1u
+#define DEBUG_VG_PROFILE 2u
+static _Atomic uint32_t debug_vg_mode;
+
 bool lfpi_debug_vg_profile(void)
 {
+	uint32_t mode, seen = 0;
 	const char *v;
 
 	if (!RUNNING_ON_VALGRIND)
 		return false;
-	v = getenv("LFP_VALGRIND");
-	return v && !strcmp(v, "profile");
+	/*
+	 * Read once for the process: the mode decides an unchecked pool's
+	 * layout, so lfp_memory_size and a later lfp_create must see the
+	 * same one even if the program changed the variable between them.
+	 * The first reader's value stands (a racing one takes it). Relaxed:
+	 * the word carries nothing but itself.
+	 */
+	mode = atomic_load_explicit(&debug_vg_mode, memory_order_relaxed);
+	if (!mode) {
+		v = getenv("LFP_VALGRIND");
+		mode = v && !strcmp(v, "profile") ? DEBUG_VG_PROFILE
+						  : DEBUG_VG_DEFAULT;
+		if (!atomic_compare_exchange_strong_explicit(
+			    &debug_vg_mode, &seen, mode, memory_order_relaxed,
+			    memory_order_relaxed))
+			mode = seen;
+	}
+	return mode == DEBUG_VG_PROFILE;
 }
 
 uint32_t lfpi_debug_tools(uint32_t flags, bool ctor)

@@ -16,14 +16,16 @@
 
 /*
  * Whether the program runs under Valgrind with LFP_VALGRIND=profile in
- * its environment: then pools are not shown to memcheck (their fast
- * paths stay inline, for callgrind and cachegrind to count), and the
- * thread caches rely on Valgrind running one thread at a time.
+ * its environment (read by the first call, and kept for the process):
+ * then pools are not shown to memcheck (their fast paths stay inline,
+ * for callgrind and cachegrind to count), and the thread caches rely on
+ * Valgrind running one thread at a time.
  */
 bool lfpi_debug_vg_profile(void);
 /* The tools (LFPI_DBG_*) that will watch a pool made with these flags and
  * a ctor or none; the same in every call of a process (the build, ASan's
- * presence and Valgrind do not change while it runs). */
+ * presence, Valgrind and LFP_VALGRIND as first read do not change while
+ * it runs). */
 uint32_t lfpi_debug_tools(uint32_t flags, bool ctor);
 /* Set pool->debug (lfpi_debug_tools) and tell the tools about the pool. */
 void lfpi_debug_init(struct lfp_pool *pool);
