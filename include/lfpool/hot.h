@@ -99,7 +99,8 @@ struct lfpi_cache_hot {
 	uint32_t *slots;
 	char *objs;              /* the pool's first object */
 	size_t stride;           /* bytes from one object to the next */
-	LFPI_H_ATOMIC(uint32_t) *gen;   /* slot i's generation is gen[2 * i] */
+	LFPI_H_ATOMIC(uint32_t) *gen;   /* slot i's generation is gen[2 * i];
+					   NULL in a bare pool */
 	uint64_t inv;            /* stride >> shift is odd; inv is its
 				    inverse modulo 2^64 */
 	uint64_t shift;
