@@ -86,9 +86,6 @@ uint32_t lfpi_depot_load(struct lfpi_depot *d, uint32_t *out, uint32_t *spare,
 	/* Relaxed: ours since the pop's acquire. */
 	n = atomic_load_explicit(&mag->count, memory_order_relaxed);
 	memcpy(out, mag->idx, n * sizeof(*out));
-	/* Empty now: a count that strayed here (lfpi_depot_slots) finds
-	 * nothing rather than the slots just taken. */
-	atomic_store_explicit(&mag->count, 0, memory_order_relaxed);
 	if (*spare == LFPI_NIL)
 		*spare = m;
 	else
