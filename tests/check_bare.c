@@ -7,6 +7,7 @@
  * same calls go out of line: each test expects the mode the build runs.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 /* HAVE_VALGRIND_MEMCHECK_H: as in check_unchecked.c. */
@@ -709,6 +710,73 @@ START_TEST(stats_while_caches_exchange)
 }
 END_TEST
 
+#define CHURN_HOLD 32
+
+struct churn {
+	struct lfp_pool *pool;
+	_Atomic bool stop;
+	_Atomic unsigned ready;
+};
+
+/* Hold CHURN_HOLD objects at all times (one more for a moment), swapping
+ * one at the top of the free list for another, over and over. */
+static void *churn_worker(void *arg)
+{
+	struct churn *c = arg;
+	void *o[CHURN_HOLD], *n;
+	unsigned i = 0;
+
+	for (int k = 0; k < CHURN_HOLD; k++)
+		o[k] = lfp_alloc(c->pool);
+	atomic_fetch_add(&c->ready, 1);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		n = lfp_alloc(c->pool);
+		lfp_free(c->pool, o[i % CHURN_HOLD]);
+		o[i++ % CHURN_HOLD] = n;
+	}
+	for (int k = 0; k < CHURN_HOLD; k++)
+		lfp_free(c->pool, o[k]);
+	return NULL;
+}
+
+/*
+ * lfp_stats while two threads hold 32 objects each and churn the top of
+ * a long free list: live is a recent value, so never below the 62 they
+ * hold at the least (an object leaves only after its successor came),
+ * although the walk of the list follows links that change under it.
+ */
+START_TEST(stats_live_under_churn)
+{
+	struct churn c = { 0 };
+	void *all[4096];
+	unsigned low = 0;
+	struct lfp_stats st;
+	pthread_t t[2];
+
+	c.pool = test_pool_flags(64, 4096, BARE);
+	for (int i = 0; i < 4096; i++)
+		ck_assert_ptr_nonnull(all[i] = lfp_alloc(c.pool));
+	for (int i = 0; i < 4096; i++)
+		ck_assert_int_eq(lfp_free(c.pool, all[i]), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_worker, &c),
+				 0);
+	while (atomic_load(&c.ready) < 2)
+		sched_yield();
+	for (int i = 0; i < 2000; i++) {
+		lfp_stats(c.pool, &st);
+		low += st.live < 2 * CHURN_HOLD - 2;
+	}
+	atomic_store(&c.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_msg(low == 0, "%u of 2000 reads of live were below %d",
+		      low, 2 * CHURN_HOLD - 2);
+	counts_add_up(c.pool, 0);
+	lfp_destroy(c.pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bare");
@@ -728,6 +796,7 @@ int main(void)
 	tcase_add_test(tc, trim_races_inline_calls);
 	tcase_add_test(tc, stats_during_trim);
 	tcase_add_test(tc, stats_while_caches_exchange);
+	tcase_add_test(tc, stats_live_under_churn);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }
