@@ -583,7 +583,9 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * (a read from a signal handler that interrupted its own thread's fold
  * gives up after 1024 tries, and may read that cache's allocations 2^50
  * too many, once).
- * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
+ * Thread safety: any thread. Progress: wait-free, O(caches of the pool);
+ * for a bare pool (LFP_F_UNCHECKED), whose live is counted from its
+ * lists, O(slots on its free list) too.
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 

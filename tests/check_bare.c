@@ -7,6 +7,7 @@
  * same calls go out of line: each test expects the mode the build runs.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 /* HAVE_VALGRIND_MEMCHECK_H: as in check_unchecked.c. */
@@ -137,6 +138,10 @@ static uint64_t head_of(struct lfp_pool *pool)
 START_TEST(pop_bumps_tag_push_keeps_it)
 {
 	struct lfp_pool *pool = test_pool_flags(64, 8, BARE);
+	/* Slot 0 stays live: with a and b in slots 1 and 2, a link read
+	 * at the wrong stride cannot pass for slot 0 by chance (unused
+	 * metadata reads 0). */
+	void *z = lfp_alloc(pool);
 	void *a = lfp_alloc(pool), *b = lfp_alloc(pool), *p;
 	uint32_t ia = lfp_index_of(pool, a), ib = lfp_index_of(pool, b);
 	uint64_t h0, h1;
@@ -145,7 +150,7 @@ START_TEST(pop_bumps_tag_push_keeps_it)
 	ck_assert_int_eq(lfp_free(pool, b), 0);
 	h0 = head_of(pool);
 	ck_assert_uint_eq((uint32_t)h0, ib);
-	ck_assert_uint_eq(atomic_load(&pool->slots[ib].next), ia);
+	ck_assert_uint_eq(atomic_load(lfpi_slot_next(pool, ib)), ia);
 	p = lfp_alloc(pool);
 	ck_assert_ptr_eq(p, b);
 	h1 = head_of(pool);
@@ -153,12 +158,14 @@ START_TEST(pop_bumps_tag_push_keeps_it)
 	ck_assert_uint_eq(h1 >> 32, (uint32_t)((h0 >> 32) + 1));
 	ck_assert_int_eq(lfp_free(pool, p), 0);
 	ck_assert_uint_eq(head_of(pool), (h1 >> 32 << 32) | ib);
-	ck_assert_uint_eq(atomic_load(&pool->slots[ib].next), ia);
+	ck_assert_uint_eq(atomic_load(lfpi_slot_next(pool, ib)), ia);
 	ck_assert_ptr_eq(lfp_alloc(pool), b);
 	ck_assert_ptr_eq(lfp_alloc(pool), a);
 	ck_assert_uint_eq(head_of(pool) >> 32, (uint32_t)((h0 >> 32) + 3));
 	ck_assert_int_eq(lfp_free(pool, a), 0);
 	ck_assert_int_eq(lfp_free(pool, b), 0);
+	counts_add_up(pool, 1);
+	ck_assert_int_eq(lfp_free(pool, z), 0);
 	counts_add_up(pool, 0);
 	lfp_destroy(pool);
 }
@@ -466,6 +473,310 @@ START_TEST(concurrent_counts)
 }
 END_TEST
 
+#define TRIM_CAP 16
+#define TRIM_MAX 512
+#define TRIM_OBJ 4096
+
+struct trim_race {
+	struct lfp_pool *pool;
+	_Atomic uint32_t *owner; /* per slot: the thread holding it, or 0 */
+	_Atomic bool stop;
+	_Atomic unsigned failures;
+	_Atomic unsigned stats_failures; /* lfp_stats's live overstated */
+	unsigned rounds;
+};
+
+struct trim_arg {
+	struct trim_race *t;
+	uint32_t id;
+};
+
+/* Take up to 8 page-sized objects, own each, fill and check them, give
+ * them back: a slot a trim handed to two threads, or gave back to the
+ * system while it was live, breaks the owner word or the fill. */
+static void *trim_worker(void *arg)
+{
+	struct trim_arg *a = arg;
+	struct trim_race *t = a->t;
+	unsigned char *o[8];
+	uint32_t idx[8], prev;
+	unsigned bad = 0, k;
+
+	for (unsigned r = 0; r < t->rounds; r++) {
+		for (k = 0; k < 1 + r % 8; k++) {
+			if (!(o[k] = lfp_alloc(t->pool)))
+				break;
+			idx[k] = lfp_index_of(t->pool, o[k]);
+			prev = 0;
+			if (idx[k] >= TRIM_MAX ||
+			    !atomic_compare_exchange_strong_explicit(
+				    &t->owner[idx[k]], &prev, a->id,
+				    memory_order_relaxed, memory_order_relaxed)) {
+				bad++;
+				continue;
+			}
+			memset(o[k], (int)a->id, TRIM_OBJ);
+		}
+		for (unsigned i = 0; i < k; i++) {
+			if (!o[i] || idx[i] >= TRIM_MAX)
+				continue;
+			bad += o[i][0] != a->id || o[i][TRIM_OBJ - 1] != a->id;
+			atomic_store_explicit(&t->owner[idx[i]], 0,
+					      memory_order_relaxed);
+			bad += lfp_free(t->pool, o[i]) != 0;
+		}
+	}
+	atomic_fetch_add_explicit(&t->failures, bad, memory_order_relaxed);
+	return NULL;
+}
+
+/* Trims in a loop, beside the workers. */
+static void *trim_trimmer(void *arg)
+{
+	struct trim_race *t = arg;
+
+	while (!atomic_load_explicit(&t->stop, memory_order_relaxed))
+		(void)lfp_trim(t->pool);
+	return NULL;
+}
+
+/* lfp_stats in a loop, beside the workers and the trims: live is a
+ * recent value, and the workers never hold more than 4 * 8 objects. */
+static void *trim_reader(void *arg)
+{
+	struct trim_race *t = arg;
+	struct lfp_stats st;
+	unsigned bad = 0;
+
+	while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+		lfp_stats(t->pool, &st);
+		bad += st.live > 4 * 8;
+	}
+	atomic_fetch_add_explicit(&t->stats_failures, bad,
+				  memory_order_relaxed);
+	return NULL;
+}
+
+/*
+ * Workers pop and push page-sized objects inline while a thread trims in
+ * a loop and the pool grows; with `stats`, another thread reads
+ * lfp_stats meanwhile. 256 slots were handed out once and are back on
+ * the list first: the trims have pages to give back, and the list holds
+ * far more than the workers ever do.
+ */
+static struct trim_race *trim_race_run(struct trim_race *t, bool stats)
+{
+	static _Atomic uint32_t owner[TRIM_MAX];
+	struct lfp_config cfg = { .obj_size = TRIM_OBJ, .capacity = TRIM_CAP,
+				  .max_capacity = TRIM_MAX, .flags = BARE,
+				  .exhaust = LFP_EXHAUST_GROW };
+	struct trim_arg args[4];
+	pthread_t w[4], tr, rd;
+	void *all[256];
+
+	*t = (struct trim_race){ .owner = owner,
+				 .rounds = under_sanitizer() ? 2000 : 40000 };
+	ck_assert_int_eq(lfp_create(&cfg, &t->pool), 0);
+	for (unsigned i = 0; i < 256; i++)
+		ck_assert_ptr_nonnull(all[i] = lfp_alloc(t->pool));
+	for (unsigned i = 0; i < 256; i++)
+		ck_assert_int_eq(lfp_free(t->pool, all[i]), 0);
+	ck_assert_int_eq(pthread_create(&tr, NULL, trim_trimmer, t), 0);
+	if (stats)
+		ck_assert_int_eq(pthread_create(&rd, NULL, trim_reader, t), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		args[i] = (struct trim_arg){ .t = t, .id = i + 1 };
+		ck_assert_int_eq(pthread_create(&w[i], NULL, trim_worker,
+						&args[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(w[i], NULL);
+	atomic_store(&t->stop, true);
+	pthread_join(tr, NULL);
+	if (stats)
+		pthread_join(rd, NULL);
+	return t;
+}
+
+/*
+ * lfp_trim takes the whole list aside, gives back the pages of its slots
+ * and pushes them back, while inline pops and pushes go on and the pool
+ * grows: no slot handed out twice or given back while live, no
+ * allocation fails, and at the end every slot is back once.
+ */
+START_TEST(trim_races_inline_calls)
+{
+	struct trim_race t;
+	struct lfp_stats st;
+
+	trim_race_run(&t, false);
+	ck_assert_uint_eq(atomic_load(&t.failures), 0);
+	lfp_stats(t.pool, &st);
+	ck_assert_uint_eq(st.failed_allocs, 0);
+	ck_assert_uint_gt(st.trimmed_bytes, 0);
+	counts_add_up(t.pool, 0);
+	lfp_destroy(t.pool);
+}
+END_TEST
+
+/*
+ * lfp_stats while a trim has the list aside: its live is a recent value
+ * (lfp_stats), never more than the workers hold (4 * 8), not every slot
+ * handed out since the pool was made.
+ */
+START_TEST(stats_during_trim)
+{
+	struct trim_race t;
+
+	trim_race_run(&t, true);
+	ck_assert_uint_eq(atomic_load(&t.failures), 0);
+	ck_assert_uint_eq(atomic_load(&t.stats_failures), 0);
+	counts_add_up(t.pool, 0);
+	lfp_destroy(t.pool);
+}
+END_TEST
+
+#define DEPOT_CAP 1024
+
+struct depot_race {
+	struct lfp_pool *pool;
+	_Atomic bool stop;
+	_Atomic unsigned failures;
+	unsigned rounds;
+};
+
+/* Through an explicit cache of its own: take 64, give them back, so that
+ * the cache fills and empties magazines in the pool's depot. */
+static void *depot_worker(void *arg)
+{
+	struct depot_race *d = arg;
+	struct lfp_cache *c = lfp_cache_create(d->pool);
+	void *o[64];
+	unsigned bad = c == NULL, k;
+
+	for (unsigned r = 0; c && r < d->rounds; r++) {
+		for (k = 0; k < 64 && (o[k] = lfp_cache_alloc(c)); k++)
+			;
+		bad += k != 64;
+		for (unsigned i = 0; i < k; i++)
+			bad += lfp_cache_free(c, o[i]) != 0;
+	}
+	lfp_cache_destroy(c);
+	atomic_fetch_add_explicit(&d->failures, bad, memory_order_relaxed);
+	return NULL;
+}
+
+static void *depot_reader(void *arg)
+{
+	struct depot_race *d = arg;
+	struct lfp_stats st;
+	unsigned bad = 0;
+
+	/* Each worker holds 64 objects at most, and its cache 16 slots:
+	 * a walk that strayed would report more. */
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
+		lfp_stats(d->pool, &st);
+		bad += st.live > 2 * 64 + 2 * 16;
+	}
+	atomic_fetch_add_explicit(&d->failures, bad, memory_order_relaxed);
+	return NULL;
+}
+
+/*
+ * lfp_stats of a bare pool walks its free list and its depot's loaded
+ * magazines, while explicit caches of the pool fill and empty those
+ * magazines: the walk must read only what it may read concurrently
+ * (a ThreadSanitizer build fails on a race) and end.
+ */
+START_TEST(stats_while_caches_exchange)
+{
+	struct lfp_config cfg = { .obj_size = 32, .capacity = DEPOT_CAP,
+				  .cache_size = 16, .flags = BARE };
+	struct depot_race d = { .rounds = under_sanitizer() ? 2000 : 50000 };
+	pthread_t w[2], rd;
+
+	ck_assert_int_eq(lfp_create(&cfg, &d.pool), 0);
+	ck_assert_int_eq(pthread_create(&rd, NULL, depot_reader, &d), 0);
+	for (unsigned i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&w[i], NULL, depot_worker, &d),
+				 0);
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	atomic_store(&d.stop, true);
+	pthread_join(rd, NULL);
+	ck_assert_uint_eq(atomic_load(&d.failures), 0);
+	counts_add_up(d.pool, 0);
+	lfp_destroy(d.pool);
+}
+END_TEST
+
+#define CHURN_HOLD 32
+
+struct churn {
+	struct lfp_pool *pool;
+	_Atomic bool stop;
+	_Atomic unsigned ready;
+};
+
+/* Hold CHURN_HOLD objects at all times (one more for a moment), swapping
+ * one at the top of the free list for another, over and over. */
+static void *churn_worker(void *arg)
+{
+	struct churn *c = arg;
+	void *o[CHURN_HOLD], *n;
+	unsigned i = 0;
+
+	for (int k = 0; k < CHURN_HOLD; k++)
+		o[k] = lfp_alloc(c->pool);
+	atomic_fetch_add(&c->ready, 1);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		n = lfp_alloc(c->pool);
+		lfp_free(c->pool, o[i % CHURN_HOLD]);
+		o[i++ % CHURN_HOLD] = n;
+	}
+	for (int k = 0; k < CHURN_HOLD; k++)
+		lfp_free(c->pool, o[k]);
+	return NULL;
+}
+
+/*
+ * lfp_stats while two threads hold 32 objects each and churn the top of
+ * a long free list: live is a recent value, so never below the 62 they
+ * hold at the least (an object leaves only after its successor came),
+ * although the walk of the list follows links that change under it.
+ */
+START_TEST(stats_live_under_churn)
+{
+	struct churn c = { 0 };
+	void *all[4096];
+	unsigned low = 0;
+	struct lfp_stats st;
+	pthread_t t[2];
+
+	c.pool = test_pool_flags(64, 4096, BARE);
+	for (int i = 0; i < 4096; i++)
+		ck_assert_ptr_nonnull(all[i] = lfp_alloc(c.pool));
+	for (int i = 0; i < 4096; i++)
+		ck_assert_int_eq(lfp_free(c.pool, all[i]), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_worker, &c),
+				 0);
+	while (atomic_load(&c.ready) < 2)
+		sched_yield();
+	for (int i = 0; i < 2000; i++) {
+		lfp_stats(c.pool, &st);
+		low += st.live < 2 * CHURN_HOLD - 2;
+	}
+	atomic_store(&c.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_msg(low == 0, "%u of 2000 reads of live were below %d",
+		      low, 2 * CHURN_HOLD - 2);
+	counts_add_up(c.pool, 0);
+	lfp_destroy(c.pool);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bare");
@@ -482,6 +793,10 @@ int main(void)
 	tcase_add_test(tc, family_of_bare_classes);
 	tcase_add_test(tc, default_pool_unchanged);
 	tcase_add_test(tc, concurrent_counts);
+	tcase_add_test(tc, trim_races_inline_calls);
+	tcase_add_test(tc, stats_during_trim);
+	tcase_add_test(tc, stats_while_caches_exchange);
+	tcase_add_test(tc, stats_live_under_churn);
 	suite_add_tcase(s, tc);
 	return test_run(s);
 }

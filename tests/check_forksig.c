@@ -170,6 +170,68 @@ START_TEST(fork_in_handler_during_own_cache_op)
 END_TEST
 
 /*
+ * The same on a bare pool (LFP_F_NO_CACHE | LFP_F_UNCHECKED): the handler
+ * forks while the thread is inside an inline pop (between its load of the
+ * head and its CAS) or push (between writing the slot's link and its
+ * CAS), and in the child takes every slot with lfp_alloc; the frame then
+ * resumes against the list the handler emptied.
+ */
+static void fs_fork_busy_bare(int sig)
+{
+	int dup = 0;
+	void *p;
+
+	(void)sig;
+	if (fs_in_child || fork() != 0)
+		return;
+	fs_in_child = 1;
+	while ((p = lfp_alloc(fs_pool)))
+		fs_mark(p, &dup);
+	fs_handler_dup = dup;
+}
+
+START_TEST(fork_in_handler_during_bare_op)
+{
+	int forks = under_sanitizer() ? 40 : 200, done = 0, bad = 0, dup = 0;
+	struct lfp_config cfg = { .obj_size = 16, .capacity = FS_CAP,
+				  .flags = LFP_F_NO_CACHE | LFP_F_UNCHECKED };
+	void *p;
+
+	if (fs_signals_deferred())
+		return;
+	ck_assert_int_eq(lfp_create(&cfg, &fs_pool), 0);
+	fs_on(SIGALRM, fs_fork_busy_bare);
+	fs_timer(under_sanitizer() ? 7000 : 700);
+	while (done < forks) {
+		for (int i = 0; i < FS_K; i++)
+			fs_objs[i] = lfp_alloc(fs_pool);
+		for (int i = 0; i < FS_K && !fs_in_child; i++) {
+			p = fs_objs[i];
+			fs_objs[i] = NULL;
+			lfp_free(fs_pool, p);
+		}
+		if (fs_in_child)
+			break;
+		fs_reap(WNOHANG, &done, &bad);
+	}
+	if (fs_in_child) {
+		/* The frame resumed: what it holds, then everything else. */
+		fs_timer(0);
+		for (int i = 0; i < FS_K; i++)
+			if (fs_objs[i])
+				fs_mark(fs_objs[i], &dup);
+		while ((p = lfp_alloc(fs_pool)))
+			fs_mark(p, &dup);
+		_exit((fs_handler_dup ? 1 : 0) | (dup ? 2 : 0));
+	}
+	fs_timer(0);
+	fs_reap(0, &done, &bad);
+	ck_assert_msg(bad == 0, "%d of %d children got a slot twice", bad, done);
+	lfp_destroy(fs_pool);
+}
+END_TEST
+
+/*
  * A worker exits with a full implicit cache, and a signal aimed at it
  * lands while its exit gives the cache back; the handler forks. In the
  * child the exit goes on giving the cache back: the fork must leave it
@@ -522,6 +584,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fork_in_handler_during_own_cache_op);
+	tcase_add_test(tc, fork_in_handler_during_bare_op);
 	tcase_add_test(tc, fork_in_handler_during_exit);
 	tcase_add_test(tc, fork_in_handler_during_trim);
 	tcase_add_test(tc, fork_in_handler_during_fork);

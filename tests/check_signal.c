@@ -31,16 +31,23 @@ struct sig_case {
 	int worker_objs;      /* the worker holds up to this many */
 	int handler_objs;     /* the handler takes up to this many */
 	const char *name;
+	bool unchecked;       /* LFP_F_UNCHECKED too: a bare pool, whose
+				 lfp_alloc/lfp_free are one CAS inline;
+				 no handles */
 };
 
 static const struct sig_case sig_cases[] = {
-	{ 1024, 32, false, 24, 3, "explicit caches" },
-	{ 1024, 0, true, 24, 3, "no cache" },
+	{ 1024, 32, false, 24, 3, "explicit caches", false },
+	{ 1024, 0, true, 24, 3, "no cache", false },
 	/* The worker holds most of the pool: the handler's allocations
 	 * find it empty and steal from the worker's cache, whatever the
 	 * worker was doing, and the worker steals from the handler's. */
-	{ 32, 8, false, 28, 6, "explicit caches, small pool" },
-	{ 32, 0, true, 28, 6, "no cache, small pool" },
+	{ 32, 8, false, 28, 6, "explicit caches, small pool", false },
+	{ 32, 0, true, 28, 6, "no cache, small pool", false },
+	/* The handler's pop or push may land between the interrupted
+	 * inline pop's load and CAS, or push's link and CAS. */
+	{ 1024, 0, true, 24, 3, "bare", true },
+	{ 32, 0, true, 28, 6, "bare, small pool", true },
 };
 
 #define SIG_NCASES (sizeof(sig_cases) / sizeof(sig_cases[0]))
@@ -146,13 +153,15 @@ static void on_signal(int sig)
 	     n++) {
 		if (!take(objs[n], HANDLER, seq + (uint32_t)n))
 			break;
-		h[n] = lfp_handle_of(sig_pool, objs[n]);
+		h[n] = sig_case->unchecked ? LFP_NULL_HANDLE :
+					     lfp_handle_of(sig_pool, objs[n]);
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t idx = lfp_index_of(sig_pool, objs[i]);
 
 		check_stamp(objs[i], HANDLER, seq + (uint32_t)i);
-		if (lfp_resolve(sig_pool, h[i]) != objs[i] ||
+		if ((!sig_case->unchecked &&
+		     lfp_resolve(sig_pool, h[i]) != objs[i]) ||
 		    !lfp_is_live(sig_pool, objs[i]) ||
 		    !lfp_owns(sig_pool, objs[i]) ||
 		    lfp_at(sig_pool, idx) != objs[i] ||
@@ -167,7 +176,8 @@ static void on_signal(int sig)
 			    lfp_cache_free_handle(cache_handler, h[i]) :
 			    sig_free(cache_handler, objs[i]))
 			sig_error("the handler could not release its object");
-		else if (lfp_resolve(sig_pool, h[i]) != NULL)
+		else if (!sig_case->unchecked &&
+			 lfp_resolve(sig_pool, h[i]) != NULL)
 			sig_error("a released object's handle still resolves");
 	}
 	if (seq % 64 == 0)
@@ -240,7 +250,8 @@ START_TEST(handler_shares_the_pool)
 	struct lfp_config cfg = {
 		.obj_size = sizeof(struct stamp), .capacity = k->capacity,
 		.cache_size = k->cache_size,
-		.flags = k->no_cache ? LFP_F_NO_CACHE : 0,
+		.flags = (k->no_cache ? LFP_F_NO_CACHE : 0) |
+			 (k->unchecked ? LFP_F_UNCHECKED : 0),
 	};
 	/* At least this many handler runs, and this long; a loaded machine
 	 * delivers fewer signals a second, so the run goes on for longer. */

@@ -65,7 +65,8 @@ bool lfpi_depot_store(struct lfpi_depot *d, const uint32_t *idx, uint32_t n,
 	else if ((m = depot_get_empty(d, retries)) == LFPI_NIL)
 		return false;
 	mag = lfpi_depot_mag(d, m);
-	mag->count = n;
+	/* Relaxed: ours; the push below publishes it. */
+	atomic_store_explicit(&mag->count, n, memory_order_relaxed);
 	/* The caller owns idx[] (a cache it is the owner or the thief of);
 	 * the push below publishes the copy. */
 	memcpy(mag->idx, idx, n * sizeof(*idx));
@@ -82,7 +83,8 @@ uint32_t lfpi_depot_load(struct lfpi_depot *d, uint32_t *out, uint32_t *spare,
 	if (m == LFPI_NIL)
 		return 0;
 	mag = lfpi_depot_mag(d, m);
-	n = mag->count;
+	/* Relaxed: ours since the pop's acquire. */
+	n = atomic_load_explicit(&mag->count, memory_order_relaxed);
 	memcpy(out, mag->idx, n * sizeof(*out));
 	if (*spare == LFPI_NIL)
 		*spare = m;
@@ -93,14 +95,17 @@ uint32_t lfpi_depot_load(struct lfpi_depot *d, uint32_t *out, uint32_t *spare,
 
 uint32_t lfpi_depot_take_one(struct lfpi_depot *d, uint32_t *retries)
 {
-	uint32_t m = lfpi_stack_pop(&d->full, retries), idx;
+	uint32_t m = lfpi_stack_pop(&d->full, retries), idx, n;
 	struct lfpi_mag *mag;
 
 	if (m == LFPI_NIL)
 		return LFPI_NIL;
 	mag = lfpi_depot_mag(d, m);
-	idx = mag->idx[--mag->count];
-	*retries += lfpi_stack_push(mag->count ? &d->full : &d->empty, m, m);
+	/* Relaxed: ours since the pop's acquire, until the push below. */
+	n = atomic_load_explicit(&mag->count, memory_order_relaxed) - 1;
+	idx = mag->idx[n];
+	atomic_store_explicit(&mag->count, n, memory_order_relaxed);
+	*retries += lfpi_stack_push(n ? &d->full : &d->empty, m, m);
 	return idx;
 }
 
@@ -137,13 +142,15 @@ int lfpi_depot_walk_from(struct lfpi_depot *d, uint32_t m,
 			 int (*fn)(uint32_t idx, void *arg), void *arg)
 {
 	struct lfpi_mag *mag;
+	uint32_t n;
 	int r;
 
 	/* Relaxed: the caller owns the magazines or the pool is quiescent. */
 	for (; m != LFPI_NIL;
 	     m = atomic_load_explicit(&mag->next, memory_order_relaxed)) {
 		mag = lfpi_depot_mag(d, m);
-		for (uint32_t i = 0; i < mag->count; i++)
+		n = atomic_load_explicit(&mag->count, memory_order_relaxed);
+		for (uint32_t i = 0; i < n; i++)
 			if ((r = fn(mag->idx[i], arg)))
 				return r;
 	}
@@ -158,4 +165,29 @@ int lfpi_depot_walk(struct lfpi_depot *d, int (*fn)(uint32_t idx, void *arg),
 	uint64_t head = atomic_load_explicit(&d->full.head, memory_order_acquire);
 
 	return lfpi_depot_walk_from(d, (uint32_t)head, fn, arg);
+}
+
+uint64_t lfpi_depot_slots(struct lfpi_depot *d)
+{
+	/* Acquire: as in lfpi_depot_walk. */
+	uint64_t head = atomic_load_explicit(&d->full.head, memory_order_acquire);
+	uint32_t m = (uint32_t)head, n;
+	uint64_t slots = 0;
+
+	/*
+	 * Owners pop, fill, empty and push magazines meanwhile: a link or a
+	 * count read here may be stale, so a magazine may be counted twice
+	 * or missed, or the walk stray onto the empty magazines' stack. It
+	 * reads only the atomic words (never idx[]), takes each count as at
+	 * most size and follows at most nmags links, so it stays inside the
+	 * depot and ends.
+	 */
+	for (uint32_t k = 0; m < d->nmags && k < d->nmags; k++) {
+		struct lfpi_mag *mag = lfpi_depot_mag(d, m);
+
+		n = atomic_load_explicit(&mag->count, memory_order_relaxed);
+		slots += n < d->size ? n : d->size;
+		m = atomic_load_explicit(&mag->next, memory_order_relaxed);
+	}
+	return slots;
 }

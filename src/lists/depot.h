@@ -13,9 +13,12 @@
 
 struct lfpi_mag {
 	_Atomic uint32_t next; /* the depot's stack link */
-	/* Plain: only the magazine's owner reads or writes them, and
-	 * ownership moves through the stacks' release and acquire. */
-	uint32_t count;        /* idx[0..count) are free slots */
+	/* idx[0..count) are free slots. Only the magazine's owner writes
+	 * count, and ownership moves through the stacks' release and
+	 * acquire; atomic only for lfpi_depot_slots, which reads it while
+	 * owners fill and empty the magazine. */
+	_Atomic uint32_t count;
+	/* Plain: only the magazine's owner reads or writes them. */
 	uint32_t idx[];
 };
 
@@ -76,5 +79,9 @@ int lfpi_depot_walk_from(struct lfpi_depot *d, uint32_t first,
 /* The same over the depot as it is: quiescent pools only. */
 int lfpi_depot_walk(struct lfpi_depot *d, int (*fn)(uint32_t idx, void *arg),
 		    void *arg);
+/* The slots in the loaded magazines, counted while other threads may
+ * move them: a snapshot, exact when the depot is idle. At most nmags
+ * magazines are followed, so it ends. */
+uint64_t lfpi_depot_slots(struct lfpi_depot *d);
 
 #endif /* LFPOOL_DEPOT_H */

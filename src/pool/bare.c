@@ -37,13 +37,6 @@ void lfpi_bare_setup(struct lfp_pool *pool)
 		  !pool->on_alloc && !pool->on_free;
 }
 
-static int bare_count(uint32_t idx, void *arg)
-{
-	(void)idx;
-	++*(uint64_t *)arg;
-	return 0;
-}
-
 /*
  * The slots on the free list, counted by following the links from the
  * head, at most limit of them and only through indices below it: while
@@ -74,8 +67,9 @@ uint64_t lfpi_bare_live(const struct lfp_pool *pool, uint64_t cached,
 	uint64_t bump = atomic_load_explicit(&p->bump, memory_order_relaxed);
 	uint64_t idle = bare_stacked(pool, limit) + cached + pending;
 
-	/* Magazines: only an explicit cache of the pool fills them. */
+	/* Magazines: only an explicit cache of the pool fills them, and
+	 * may be doing so now (lfpi_depot_walk is for idle depots). */
 	if (!lfpi_depot_is_empty(&p->depot))
-		lfpi_depot_walk(&p->depot, bare_count, &idle);
+		idle += lfpi_depot_slots(&p->depot);
 	return idle < bump ? bump - idle : 0;
 }
