@@ -583,9 +583,13 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * (a read from a signal handler that interrupted its own thread's fold
  * gives up after 1024 tries, and may read that cache's allocations 2^50
  * too many, once).
+ * A bare pool's live (LFP_F_UNCHECKED) is counted from its lists, which
+ * lfp_trim takes aside while it runs: the call waits up to 1 ms for a
+ * running trim and counts again, a few times, if a trim began or ended
+ * meanwhile; a trim that outlasts that may add the free slots it holds
+ * to live.
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool);
- * for a bare pool (LFP_F_UNCHECKED), whose live is counted from its
- * lists, O(slots on its free list) too.
+ * for a bare pool, O(slots on its free list) too.
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
