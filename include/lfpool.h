@@ -1333,27 +1333,15 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
 	const struct lfp_family_cache *fc, uint32_t i);
 
 /*
- * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
- * lfp_alloc, lfp_free and the family's lfp_family_alloc,
- * lfp_family_free, lfp_family_cache_alloc and lfp_family_cache_free are
- * macros over static inline functions (in lfpool/inline.h, which this
- * header includes below), so the common case (the cache has a slot, or
- * room for one) costs no call: a few loads and stores, no atomic
- * read-modify-write, and a call to the library only when the cache must
- * be refilled, flushed or handed to another thread. The functions of
- * those names are exported all the same, for other languages, for
- * debuggers and for (lfp_alloc)(pool), which calls the function (as the
- * C library may make any of its functions a macro too; so a struct
- * member or a local function pointer named lfp_alloc is called as
- * (p->lfp_alloc)(pool)). Define LFP_NO_INLINE before including this
- * header to call them always: a program built so depends on the
- * library's exported functions only, while one built with the inline
- * paths depends on the layout of the structs of lfpool/hot.h (struct
- * lfpi_cache_hot and the others), which are not part of the API and
- * change only with the library's soname. C++11 and later (lfpool.hpp
- * too) get the same inline paths with gcc and clang: as in C, a member
- * named like one of these calls is then declared and called in
- * parentheses. C99 and older C++ call the exported functions.
+ * The fast paths, inline. In C11 (and C++11 with gcc or clang),
+ * lfp_cache_alloc, lfp_cache_free, lfp_alloc, lfp_free and the family's
+ * lfp_family_alloc, lfp_family_free, lfp_family_cache_alloc and
+ * lfp_family_cache_free are macros over the static inline functions of
+ * lfpool/inline.h, included here: (lfp_alloc)(pool) calls the exported
+ * function, and a member so named is called in parentheses; LFP_NO_INLINE
+ * calls the exported functions always. A program built with the inline
+ * paths depends on the structs of lfpool/hot.h, which change only with
+ * the library's soname: see lfpool(7), INLINE FAST PATHS.
  */
 #if !defined(LFP_NO_INLINE) &&                                                \
 	((!defined(__cplusplus) && defined(__STDC_VERSION__) &&                \
