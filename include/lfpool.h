@@ -161,49 +161,15 @@ enum lfp_exhaust {
 
 /*
  * A pool that keeps no generation word, for objects that are never named
- * by handle nor walked: its cached allocation and release touch only the
- * cache and the object, and its metadata is 4 bytes a slot, not 8 (the
- * free list's link alone; lfp_memory_size counts so). A double release, or the release of an object
- * never allocated, is undefined, as for free(3): the pool does not look
- * for it (lfp_free may return 0 and hand the object out twice later).
- * A pointer that is not an object's start is still refused (-EINVAL),
- * and one outside the pool (-EFAULT), as in any pool; so is the start of
- * a slot a growable pool has not grown into yet (-EALREADY, "never
- * allocated"): a cache releases on its inline path only the slots the
- * pool had when the cache was made, and sends those grown into later out
- * of line, where the slot is checked against the pool's size at the call.
- * What needs the generation is refused, in every build: lfp_handle_of
- * gives LFP_NULL_HANDLE, lfp_resolve and lfp_resolve_bulk find nothing
- * (NULL), lfp_free_handle and lfp_cache_free_handle return -ENOTSUP,
- * lfp_foreach and lfp_foreach_range return -ENOTSUP, and lfp_iter_next
- * ends at once. lfp_is_live says only what it can: false for what is
- * not an object's start below lfp_extent (never live), true otherwise
- * (maybe live; exact in a checked pool, see below).
- * lfp_create refuses with -EINVAL the flag together with LFP_F_STRICT
- * (an atomic check of the generation) or a ctor (which runs at a slot's
- * first handout, known by its generation); it takes every other flag,
- * policy and hook: on_alloc, on_free, reclaim, growth, lfp_trim,
- * lfp_free_deferred and LFP_F_WAIT_DEFERRED need no generation, and with
- * LFP_F_NO_CACHE the shared path releases without a check. Families take
- * it for all their classes (lfp_family_config.flags).
- * With LFP_F_NO_CACHE and neither on_alloc nor on_free, the pool is a
- * bare free list: lfp_alloc and lfp_free (inline, as the end of this
- * header describes) pop and push it with one compare-and-swap each, and
- * go into the library only when the list is empty (fresh slots, growth,
- * the exhaustion policy) or the pointer is refused (with the errors
- * above). Those inline calls count nothing: lfp_stats's live then counts
- * the slots handed out that are on no list, in no cache and not
- * deferred, and its allocs, frees and cas_retries count only the calls
- * that went into the library or through a cache.
- * Checked anyway: in a library built with --enable-debug, in a program
- * with ASan (see lfpool(7), MEMORY CHECKERS), under Valgrind
- * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
- * its generation words (8 bytes a slot, as lfp_memory_size then says)
- * and checks each release as a default pool does:
- * a double release returns -EALREADY, and lfp_is_live is exact. Those
- * pools take the out-of-line paths anyway, so a test build catches what
- * a release build lets through; handles and walks are refused there too,
- * so that a program behaves alike in both.
+ * by handle nor walked: 4 bytes of metadata a slot, not 8, and a cached
+ * release that touches only the cache and the object. A double release,
+ * or the release of an object never allocated, is undefined in a release
+ * build, as for free(3); other bad pointers are still refused (-EINVAL,
+ * -EFAULT, and -EALREADY for a slot not grown into yet). Handles and
+ * walks are refused (-ENOTSUP), and lfp_create refuses the flag with
+ * LFP_F_STRICT or a ctor (-EINVAL). With LFP_F_NO_CACHE and no on_alloc
+ * or on_free hook it is a bare free list; debug builds, ASan, Valgrind
+ * and LFP_F_POISON check it anyway: see lfpool(7), UNCHECKED POOLS.
  */
 #define LFP_F_UNCHECKED (1u << 5)
 
