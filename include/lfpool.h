@@ -144,18 +144,12 @@ enum lfp_exhaust {
 /*
  * An allocation that finds the pool exhausted while slots released with
  * lfp_free_deferred are still waiting for their grace period waits for
- * one of them to come back, instead of applying the exhaust policy at
- * once (NULL, growth, reclaim or abort come only once none is pending).
- * Waiters sleep until the call_rcu thread returns a slot (they start no
- * grace period of their own, so many waiters cost no more than one).
- * An allocation inside an RCU read-side critical section, or in a
- * call_rcu callback, never waits (it would wait for itself): there the
- * policy applies at once, as without the flag. The wait lasts as long as
- * a grace period, which a reader that stays in its critical section
- * prolongs; a thread that holds a lock a reader needs must not allocate
- * from such a pool. In a child of fork it needs liburcu's fork protocol,
- * as deferred release does (see lfpool(7), FORK). See lfp_free_deferred
- * for sizing the pool.
+ * one of them to come back (a grace period, about 10 ms) instead of
+ * applying the exhaust policy at once; inside an RCU read-side critical
+ * section or a call_rcu callback it never waits. A thread that holds a
+ * lock a reader needs must not allocate from such a pool. In a child of
+ * fork it needs liburcu's fork protocol (see lfpool(7), FORK). See
+ * lfpool(7), DEFERRED RELEASE, for waiting and for sizing the pool.
  */
 #define LFP_F_WAIT_DEFERRED (1u << 4)
 
@@ -662,29 +656,11 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * grace period, so a reader inside urcu_memb_read_lock() that reached the
  * object never sees it reused under it (SLAB_TYPESAFE_BY_RCU's guarantee).
  *
- * The calling thread must be registered with urcu_memb_register_thread(),
- * as liburcu requires of every thread that calls call_rcu (readers must be
- * registered anyway). Programs that use the urcu API themselves link it
- * with pkg-config --libs lfpool liburcu-memb.
- *
- * Sizing. A deferred slot is neither live nor free until liburcu's
- * call_rcu thread returns it, and that thread works in 10 ms rounds:
- * with liburcu 0.13 a slot came back a median 10.1 ms after its release
- * (5 to 18 ms) when the thread was idle, and after 9.4 to 11 ms on
- * average under a steady stream of releases (measured with the memb
- * flavour on a 2-core machine, with no long readers; a reader that
- * stays in its critical section lengthens it). So a pool whose writers
- * release R objects a second this way holds about R x 10 ms slots
- * pending at any time, and recycles at most spare / 10 ms of them a
- * second, where spare is capacity minus the live objects. Give it
- *     spare >= R x 10 ms x 2
- * (twice the mean, for rounds that run late and bursts of releases):
- * 20,000 spare slots for a million replacements a second. Measure R and
- * the pending count on the real load with lfp_deferred_pending. Below
- * that, allocations find the pool exhausted while slots are pending: by
- * default they return NULL (or grow, reclaim, abort); with
- * LFP_F_WAIT_DEFERRED they wait for the slots instead, which caps the
- * writers at spare / 10 ms replacements a second rather than failing.
+ * The calling thread must be registered with
+ * urcu_memb_register_thread(). A slot comes back about 10 ms after its
+ * release: give the pool at least twice the slots its writers release in
+ * 10 ms as spare, or allocations find it exhausted meanwhile (see
+ * lfpool(7), DEFERRED RELEASE, for registering threads and sizing).
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
@@ -705,7 +681,8 @@ LFP_API void lfp_barrier(struct lfp_pool *pool);
 /*
  * How many slots released with lfp_free_deferred are waiting for their
  * grace period now (lfp_stats's deferred, without its walk of the
- * caches). Sample it under load to size a pool: see lfp_free_deferred.
+ * caches). Sample it under load to size a pool: see lfpool(7),
+ * DEFERRED RELEASE.
  *
  * Returns the count, 0 if pool is NULL.
  * Thread safety: any thread, concurrently with any pool call but
