@@ -125,19 +125,11 @@ enum lfp_exhaust {
 
 /*
  * Ask for transparent huge pages (madvise MADV_HUGEPAGE) on the memory the
- * pool maps for itself, and place the object region on a 2 MiB boundary so
- * that huge pages can back it from its first byte: a walk or a random
- * lfp_resolve over a large pool then misses the TLB far less. It is advice:
- * where the kernel has no transparent huge pages, or has them off
- * (/sys/kernel/mm/transparent_hugepage/enabled says [never]), or madvise
- * fails, the pool is made all the same, on normal pages. The price: memory
- * becomes resident 2 MiB at a time, so the first object allocated makes
- * 2 MiB resident (metadata too, in 2 MiB steps), not one page; untouched
- * 2 MiB stretches stay unresident, and lfp_trim still gives back idle
- * pages, splitting the huge page that holds them. Caller-provided memory
- * (lfp_config.memory) ignores the flag: how it is backed is the caller's
- * choice (madvise it, or map it with MAP_HUGETLB), and lfp_memory_size
- * is the same with and without it.
+ * pool maps for itself, its object region placed on a 2 MiB boundary, so
+ * that walks and lfp_resolve miss the TLB far less. It is advice: without
+ * transparent huge pages the pool is made on normal pages. Memory then
+ * becomes resident 2 MiB at a time; caller-provided memory ignores the
+ * flag. See lfpool(7), HUGE PAGES.
  */
 #define LFP_F_HUGEPAGE (1u << 3)
 
