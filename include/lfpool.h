@@ -690,18 +690,9 @@ LFP_API uint64_t lfp_deferred_pending(const struct lfp_pool *pool);
  * Each slot's generation changes on every allocation and every release, so
  * once an object is released its handle resolves to NULL, even after the
  * slot holds a new object. Live generations are odd and never 0, so a
- * zeroed handle (LFP_NULL_HANDLE) is never valid.
- *
- * Wrap-around: a slot's generation is 32 bits and grows by 2 per use, so
- * after 2^31 allocations of the same slot a generation repeats. A handle
- * kept across exactly that many reuses of its slot resolves to the object
- * living there then. A slot reused once a microsecond takes 36 minutes to
- * wrap; keep handles that live longer than the pool's churn can bear with
- * a check of your own (e.g. an id stored in the object).
- *
- * Resolving does not order memory: the thread that receives a handle must
- * get it by some synchronising means (a queue, a lock, a release store) that
- * also makes the object's contents visible, exactly as with a pointer.
+ * zeroed handle (LFP_NULL_HANDLE) is never valid. A generation repeats
+ * after 2^31 reuses of its slot, and resolving does not order memory: the
+ * handle must reach a thread as a pointer would (see lfpool(7), HANDLES).
  */
 typedef struct {
 	uint64_t bits; /* generation << 32 | index */
