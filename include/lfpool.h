@@ -843,20 +843,10 @@ LFP_API bool lfp_is_live(const struct lfp_pool *pool, const void *obj);
  * returns that value). The callback may release the object it is given
  * (by pointer or handle), allocate, or release other objects.
  *
- * Under concurrent allocation and release:
- * - every object that was allocated before the call (its allocation
- *   happens-before the call, e.g. it was made by this thread or handed to
- *   it) and is not released before the walk passes it is visited once;
- * - an object allocated or released during the walk may or may not be
- *   visited; a slot is looked at once, so each slot yields at most one
- *   object, even if it is released and reused meanwhile;
- * - a visited object was live when the walk read its generation. It is
- *   still live when the callback runs only if no other thread releases it
- *   concurrently, and its contents are safe to read only if whoever wrote
- *   them synchronised with this thread (an object that another thread has
- *   just allocated may still be under construction). Games walk objects in
- *   a phase of the frame when nobody else allocates or releases in the
- *   range being walked, or give each worker its own range.
+ * Under concurrent allocation and release, an object allocated before the
+ * walk and not released before the walk passes it is visited once, others
+ * may or may not be, and each slot yields at most one object; a visited
+ * object was live when its generation was read (see lfpool(7), WALKS).
  */
 typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
 
@@ -909,14 +899,9 @@ LFP_API int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
  * some are empty when n > extent. If n is 0 or k >= n, *begin = *end = 0
  * (an empty share). A NULL begin or end is not written.
  *
- * The extent is an argument, not read from the pool: take one snapshot,
- * lfp_extent(pool), and give the same value to every worker. Workers that
- * each read lfp_extent at a different moment, while other threads
- * allocate, could see different extents, and the share of one would not
- * start where the share of the one before it ended, leaving a gap of slots
- * nobody visits (or visiting some twice). Slots handed out after the
- * snapshot hold only objects allocated during the walk, which a walk may
- * miss anyway.
+ * The extent is an argument, not read from the pool: give every worker
+ * the same snapshot of lfp_extent(pool), or the shares may leave a gap
+ * (see lfpool(7), WALKS).
  * Thread safety: any thread; it reads its arguments only.
  * Progress: wait-free.
  */
