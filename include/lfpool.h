@@ -470,19 +470,12 @@ LFP_API void lfp_cache_flush(struct lfp_cache *cache);
 /*
  * Fill *out with one worker's share of the pool's counters: what went
  * through this cache since lfp_cache_create made it (a cache reused from
- * one given up earlier starts again from zero).
- *
- * Per cache: allocs, frees, failed_allocs, rejected_frees and cas_retries
- * (the calls made through the cache, and the shared-list retries they
- * cost), cache_hits, refills, flushes (batches it gave back: when full,
- * on lfp_cache_flush, or asked to by a starving thread), steals (idle
- * caches this one emptied when the pool ran dry; a cache emptied that way
- * counts no flush) and cached (the slots it holds now).
- * Pool-wide, as lfp_stats gives them: capacity, live, free, deferred,
- * high_water, max_capacity, grown, trimmed_bytes and reclaims; an object
- * taken through one cache may be released through another, so no count of
- * live objects belongs to a cache. Hence live + cached + free + deferred
- * adds up to capacity only when this is the pool's one cache.
+ * one given up earlier starts again from zero):
+ * allocs, frees, failed_allocs, rejected_frees, cas_retries, cache_hits,
+ * refills, flushes, steals and cached are the cache's own; the other
+ * fields are the pool's, as lfp_stats gives them, so live + cached +
+ * free + deferred adds up to capacity only when this is the pool's one
+ * cache (see lfpool(7), STATISTICS).
  * Does nothing if cache or out is NULL.
  * Thread safety: any thread, while the cache exists (until
  * lfp_cache_destroy or lfp_destroy). The counts are read one by one:
@@ -526,15 +519,10 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * Fill *out with a snapshot of the pool's counters (see struct lfp_stats).
  * Does nothing if pool or out is NULL. Exact while no other thread uses
  * the pool; under traffic each field is a recent value, the event counts
- * never read lower than in an earlier call, and allocs >= frees. Limits:
- * a thread cache counts its allocations exactly for 2^51 releases (less
- * the slots it holds) between two of its magazine exchanges (78 days of a thread doing
- * nothing but allocate and release at 3 ns a pair without its cache ever
- * running empty or full), and once in 2^50 allocations, while a cache
- * folds that count into a wider one, a read that meets the fold retries
- * (a read from a signal handler that interrupted its own thread's fold
- * gives up after 1024 tries, and may read that cache's allocations 2^50
- * too many, once).
+ * never read lower than in an earlier call, and allocs >= frees. A
+ * cache's allocation count is exact for 2^51 releases between two of its
+ * magazine exchanges, and a read that meets its fold into a wider count
+ * retries: see lfpool(7), STATISTICS.
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool).
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
