@@ -941,16 +941,12 @@ LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 /*
  * Size-class families
  *
- * A family is a set of pools, its classes, each holding objects of one
- * size (32, 64, 128, ... bytes, say), for objects whose sizes vary:
- * lfp_family_alloc takes a size and serves it from the smallest class
- * whose objects are large enough, and lfp_family_free finds the class
- * from the address alone, with no size argument and no header in the
- * object. Each class is a whole pool with every guarantee of one: its
- * implicit thread caches serve lfp_family_alloc and lfp_family_free, and
- * lfp_family_pool hands it out for everything else (explicit caches,
- * handles, stats, walks, reserve, trim). An object may be released
- * either way: with lfp_family_free, or with lfp_free on its class's pool.
+ * A family is a set of pools, its classes, of increasing object sizes:
+ * lfp_family_alloc serves a size from the smallest class that fits, and
+ * lfp_family_free finds the class from the address alone. Each class is a
+ * whole pool (lfp_family_pool hands it out); an object may be released
+ * with lfp_family_free or with lfp_free on its class's pool. See
+ * lfpool(7), FAMILIES.
  */
 
 /* The most classes a family can have. */
@@ -1021,11 +1017,9 @@ struct lfp_family_stats {
 /*
  * Create a family: one pool per class, each made as lfp_create makes it
  * from the class's size, capacity and max_capacity and the shared fields
- * of cfg. The family reserves one range of address space, a zone per
- * class as large as the largest class's memory (rounded up to a power of
- * two), and each class maps its memory in its own zone, so that a
- * release finds the class by arithmetic on the address. The reservation
- * is address space only: memory is committed as with lfp_create.
+ * of cfg. The family reserves address space for a zone per class up
+ * front, so that a release finds the class from the address (see
+ * lfpool(7), FAMILIES); memory is committed as with lfp_create.
  *
  * Returns 0 and sets *out, or:
  *   -EINVAL    cfg or out is NULL, sizes or capacities is NULL, classes
@@ -1159,15 +1153,11 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 /*
  * Explicit family caches
  *
- * For job systems whose workers have fixed identities, as explicit caches
- * are for a pool: an explicit cache of every class of the family in one
- * object, through which a worker allocates by size and releases by
- * address with no lookup of its caches. Each class's cache is an
- * ordinary explicit cache (lfp_family_cache_class), with every rule of
- * one: one thread at a time, objects released anywhere, any object of
- * the family released into it. Destroy a family cache before its
- * family, or leave it to lfp_family_destroy, which frees those still
- * there.
+ * An explicit cache of every class of a family in one object, for a
+ * worker that allocates by size and releases by address; each class's
+ * cache is an ordinary explicit cache, with every rule of one. Destroy it
+ * before its family, or leave it to lfp_family_destroy (see lfpool(7),
+ * FAMILIES).
  */
 
 /* Opaque: an explicit cache of each class of a family. */
