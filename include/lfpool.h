@@ -314,11 +314,8 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * Allocate one object. Its contents are unspecified.
  *
  * Unless the pool has LFP_F_NO_CACHE, the object comes from the calling
- * thread's cache for this pool, made on the thread's first call and given
- * back when the thread exits; the cache exchanges whole magazines of free
- * slots with the pool. Slots parked in other threads' caches are not
- * lost: when the pool runs dry, the allocation empties idle caches into
- * it first.
+ * thread's cache for this pool, made on the thread's first call; when the
+ * pool runs dry, the allocation empties idle caches into it first.
  *
  * Returns the object, or NULL if the pool is exhausted (or pool is NULL);
  * slots in idle caches count as free: see lfpool(7), IDLE CACHES.
@@ -326,17 +323,12 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
  * ASYNC-SIGNAL SAFETY.
  * Progress: lock-free while the pool has free slots. When it looks
- * exhausted, the allocation waits for an lfp_trim that has the free
- * list aside, for a thread that is emptying the caller's own cache, or a
- * cache the caller found nothing else to take from, at that moment (a
- * few hundred instructions, unless that thread is preempted), or for a
- * fork being prepared (20 ms at most; see lfpool(7), FORK); with
- * LFP_F_WAIT_DEFERRED, while slots released with lfp_free_deferred are
- * pending, it sleeps until one comes back (a grace period, about 10 ms;
- * never inside a read-side critical section). Then it applies
- * the policy: LFP_EXHAUST_GROW takes the growth
- * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
- * maps its cache (a system call).
+ * exhausted, it may wait for an lfp_trim, for a thread emptying a cache
+ * (a few hundred instructions, unless that thread is preempted), for a
+ * fork being prepared (20 ms at most) or, with LFP_F_WAIT_DEFERRED, for
+ * a deferred slot (about 10 ms); then LFP_EXHAUST_GROW takes the growth
+ * lock, LFP_EXHAUST_RECLAIM calls reclaim (see lfpool(7), EXHAUSTION). A
+ * thread's first call on a pool maps its cache (a system call).
  */
 LFP_API void *lfp_alloc(struct lfp_pool *pool);
 
