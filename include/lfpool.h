@@ -347,11 +347,8 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  *             in an unchecked pool (LFP_F_UNCHECKED) that is undefined
  *             instead, except for slots not grown into yet (still
  *             refused) and where the pool is checked anyway.
- * A double release that races with another release of the same object is
- * caught only with LFP_F_STRICT or LFP_F_NO_CACHE: then exactly one of the
- * two succeeds, whichever calls release it (lfp_free, lfp_cache_free on
- * any explicit cache, the bulk calls, lfp_free_handle, lfp_free_deferred);
- * without, both may appear to succeed.
+ * A racing double release is caught only with LFP_F_STRICT or
+ * LFP_F_NO_CACHE (see lfpool(7), DOUBLE RELEASES).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
  * ASYNC-SIGNAL SAFETY. Progress: lock-free.
@@ -784,10 +781,8 @@ LFP_API size_t lfp_resolve_bulk(const struct lfp_pool *pool,
  *             slots not grown into yet give -ESTALE, never allocated);
  *   -ESTALE   h's object was already released (the slot may be free or
  *             hold a new object), or the slot was never handed out.
- * Two threads releasing by the same handle at once: exactly one succeeds
- * (the check is always the atomic one that LFP_F_STRICT buys for
- * lfp_free). A handle release racing with an lfp_free of the same object
- * is caught only with LFP_F_STRICT or LFP_F_NO_CACHE, as for two lfp_free.
+ * Of two releases by one handle at once exactly one succeeds; one racing
+ * with an lfp_free is caught as for lfp_free (lfpool(7), DOUBLE RELEASES).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free.
  */
