@@ -517,19 +517,12 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
 /*
- * What happened between two snapshots of one pool (or
- * of one cache, with lfp_cache_stats), for per-frame or per-second
- * figures: take a snapshot each frame and subtract the last one.
- *
- * Into *out go, as now minus before, the event counters: allocs, frees,
- * failed_allocs, rejected_frees, cas_retries, cache_hits, refills,
- * flushes, steals, grown, trimmed_bytes and reclaims. The gauges, levels
- * rather than events, are copied from now: capacity, live, cached, free,
- * deferred, high_water and max_capacity. A counter that reads lower in
- * now than in before gives 0 rather than wrapping: before was taken later
- * (the arguments are swapped), or belongs to another pool or cache. out
- * may be now or before. Does nothing if an argument is
- * NULL.
+ * What happened between two snapshots of one pool (or of one cache, with
+ * lfp_cache_stats), for per-frame or per-second figures: into *out go the
+ * event counters as now minus before (0, not a wrapped count, where now
+ * reads lower), and the gauges (capacity, live, cached, free, deferred,
+ * high_water, max_capacity) as in now: see lfpool(7), STATISTICS. out
+ * may be now or before. Does nothing if an argument is NULL.
  * Thread safety: any thread; it reads and writes its arguments only.
  * Progress: wait-free.
  */
@@ -552,15 +545,10 @@ static inline void lfp_stats_delta(const struct lfp_stats *now,
 LFP_API const char *lfp_name(const struct lfp_pool *pool);
 
 /*
- * Write a report of the pool's counters to f, for a human at a glance: a
- * line naming the pool, then lines for its slots (capacity and
- * max_capacity, live, cached, free, deferred, high water), its calls
- * (allocs, frees, failed allocs, rejected frees), its caches (hit rate:
- * cache_hits of allocs; refills, flushes, steals, CAS retries) and its
- * size (times grown, bytes trimmed, reclaim calls). One lfp_stats
- * snapshot, so the numbers agree with each other as lfp_stats's do. The
- * layout is for people and may change; programs should read lfp_stats.
- * f is flushed.
+ * Write a report of the pool's counters to f, for a human at a glance:
+ * its slots, calls, caches and size, from one lfp_stats snapshot. The
+ * layout is for people and may change (see lfpool(7), STATISTICS);
+ * programs should read lfp_stats. f is flushed.
  *
  * Returns 0, -EINVAL if pool or f is NULL (nothing is written), or -EIO if
  * writing or flushing f failed (f's error indicator says more; part of the
