@@ -376,13 +376,10 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
  * Explicit caches
  *
  * For job systems whose workers have fixed identities: a worker keeps its
- * own cache and allocates through it with no lookup. A cache may be used
- * by one thread at a time; it may move between threads if the hand-over
- * synchronises (a mutex, a queue). Objects taken from a cache may be
- * released anywhere, and any object of the pool may be released into any
- * cache. Destroy a cache before its pool, or leave it to lfp_destroy,
- * which frees the caches still there. A signal handler may use a cache
- * of its own: see lfpool(7), SIGNALS AND ASYNC-SIGNAL SAFETY.
+ * own cache and allocates through it with no lookup, one thread at a time
+ * (see lfpool(7), DESCRIPTION). Destroy a cache before its pool, or leave
+ * it to lfp_destroy, which frees the caches still there. A signal handler
+ * may use one of its own: see lfpool(7), SIGNALS AND ASYNC-SIGNAL SAFETY.
  */
 
 /*
@@ -426,8 +423,8 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
  * whole runs of slots between the cache and the pool (a magazine per
  * exchange) rather than one slot per call: the bulk counterpart of
  * lfp_cache_alloc, for a worker that spawns many objects at once. A pool
- * with a ctor or on_alloc hook is served one object at a time (a hook
- * may allocate, and must find every free slot where it belongs).
+ * with a ctor or on_alloc hook is served one object at a time (see
+ * lfpool(7), HOOKS).
  * Returns how many were taken (fewer than n only if the pool ran out, as
  * lfp_cache_alloc would return NULL), 0 if cache or objs is NULL or n is 0.
  * Thread safety: the cache's thread. Progress: as lfp_cache_alloc.
