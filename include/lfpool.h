@@ -585,9 +585,8 @@ LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
  * returns 0). Indices and handles stay valid. A trimmed slot reads as
  * zeroes when next allocated, except in a pool with a ctor, which
  * constructs it again. Only memory the pool mapped itself is trimmed,
- * never caller memory. While it runs the shared list is taken aside: an
- * allocation that finds the pool empty meanwhile, or at any time since it
- * began, waits for it and looks again rather than failing or growing.
+ * never caller memory. An allocation that finds the pool empty while it
+ * runs waits for it (see lfpool(7), EXHAUSTION).
  * Returns the bytes given back (0 if pool is NULL).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: blocking. It never calls malloc.
@@ -732,11 +731,9 @@ LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
 
 /*
  * Resolve n handles at once: objs[i] = lfp_resolve(pool, hs[i]) for each
- * i < n, NULL for a stale, null, forged or out-of-range handle. It reads
- * the generation words of handles a few places ahead before it needs
- * them, so that on a pool larger than the caches, with handles in no
- * particular order, their cache misses overlap instead of following one
- * another. hs and objs may not overlap.
+ * i < n, NULL for a stale, null, forged or out-of-range handle, with the
+ * cache misses of handles in no particular order overlapping (see
+ * lfpool(7), HANDLES). hs and objs may not overlap.
  *
  * Returns how many objs[i] are not NULL. If pool is NULL every objs[i] is
  * set to NULL and it returns 0; if n is 0, or hs or objs is NULL, it
@@ -899,11 +896,8 @@ LFP_API void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
  *
  * Returns the object, or NULL when the range is done (and then sets *h to
  * LFP_NULL_HANDLE, and returns NULL again on every later call), or if it
- * is NULL. Under concurrent allocation and release the iteration has
- * exactly the guarantees of lfp_foreach_range (see "Live-object
- * iteration"): lfp_foreach_range is this loop with a callback. The
- * objects it returns may be released, by the caller or by others, between
- * two calls; the iteration reads each slot once, when it reaches it.
+ * is NULL. It has exactly the guarantees of lfp_foreach_range, this loop
+ * with a callback, reading each slot once (see lfpool(7), WALKS).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; one thread at a time per iteration.
  * Progress: wait-free (O(slots passed over)).
