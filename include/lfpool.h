@@ -116,10 +116,8 @@ enum lfp_exhaust {
 /*
  * Fill released objects with 0x1deadb0b and check the fill when they are
  * allocated again: a write after release is reported, naming the pool and
- * the slot, and the program aborts. Always on in --enable-debug builds.
- * Pools with a ctor are not filled (the constructed state must survive);
- * under Valgrind, memcheck's own tracking replaces the fill (see
- * lfpool(7), MEMORY CHECKERS).
+ * the slot, and the program aborts. Always on in --enable-debug builds;
+ * not in pools with a ctor, nor under Valgrind (lfpool(7), MEMORY CHECKERS).
  */
 #define LFP_F_POISON (1u << 2)
 
