@@ -2,22 +2,17 @@
  * lfpool: a thread-safe, lock-free pool of fixed-size objects.
  *
  * One pool holds objects of one size in memory taken up front. Allocation
- * and release are O(1) and lock-free, and a pool never moves an object.
- * Threads normally go through caches of free slots: their own, made on a
- * thread's first call on a pool (implicit), or ones a worker keeps
- * (explicit). A family serves objects of many sizes from a pool per size
- * class; a handle names one object for one lifetime. The library never
- * calls malloc (see lfpool(7), DESCRIPTION).
+ * and release are O(1) and lock-free, through caches of free slots, and a
+ * pool never moves an object. A family serves objects of many sizes; a
+ * handle names one object for one lifetime. The library never calls
+ * malloc (see lfpool(7), DESCRIPTION).
  *
- * Conventions used below:
- * - Setup calls return 0 or a negative errno value.
- * - Allocation returns NULL only when the pool is exhausted.
- * - "Thread safety:" says who may call a function concurrently with whom;
- *   "Progress:" says whether it is wait-free, lock-free or blocking.
- * - A contract that spans many calls (idle caches, hooks, signals, fork,
- *   memory checkers) is a section of lfpool(7), the concepts page, in its
- *   long form; this header points to it where it matters, as in "see
- *   lfpool(7), FORK".
+ * Conventions: setup calls return 0 or a negative errno value; allocation
+ * returns NULL only when the pool is exhausted; "Thread safety:" says who
+ * may call a function concurrently with whom, "Progress:" whether it is
+ * wait-free, lock-free or blocking. A contract that spans many calls is a
+ * section of lfpool(7), pointed to where it matters, as in "see
+ * lfpool(7), FORK".
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
