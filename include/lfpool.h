@@ -218,10 +218,8 @@ struct lfp_config {
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
- * pool; under concurrent use each field is a recent value. free is what
- * remains of capacity once live, cached and deferred are counted, so the
- * four always add up to capacity, and a slot the pool lost (a bug; see the
- * census the tests run) would be counted as free.
+ * pool; under concurrent use each field is a recent value. live, cached,
+ * free and deferred always add up to capacity (see lfpool(7), STATISTICS).
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
@@ -229,10 +227,8 @@ struct lfp_stats {
 	uint64_t cached;         /* free, but parked in a thread's cache */
 	uint64_t free;           /* the rest: in the pool's magazines or on
 				    its free list, or never used */
-	uint64_t high_water;     /* slots ever taken into use: lfp_extent. The
-				    most slots in use at once (live + cached)
-				    is at most this; caches take fresh slots
-				    a batch at a time, so it may be more */
+	uint64_t high_water;     /* slots ever taken into use: lfp_extent,
+				    at least the most in use at once */
 	uint64_t allocs;         /* successful allocations (a bare pool's
 				    inline ones aside: LFP_F_UNCHECKED) */
 	uint64_t frees;          /* successful releases (the same) */
@@ -386,9 +382,8 @@ LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
 /*
  * Give every cached slot back to the pool and give the cache up.
  * NULL is ignored. The cache must not be used afterwards. While a fork
- * holds the caches (see lfpool(7), FORK), the slots it cannot give back
- * within 20 ms stay in the cache it gives up, free for the next cache
- * made or for a starving allocation to steal.
+ * holds the caches, slots it cannot give back within 20 ms stay in the
+ * cache it gives up (see lfpool(7), FORK).
  * Thread safety: the cache's thread. Progress: blocking only while another
  * thread is emptying this cache: a few hundred instructions, unless that
  * thread is preempted meanwhile, when the wait lasts until it runs again;
