@@ -140,15 +140,10 @@ enum lfp_exhaust {
 
 /*
  * A pool that keeps no generation word, for objects that are never named
- * by handle nor walked: 4 bytes of metadata a slot, not 8, and a cached
- * release that touches only the cache and the object. A double release,
- * or the release of an object never allocated, is undefined in a release
- * build, as for free(3); other bad pointers are still refused (-EINVAL,
- * -EFAULT, and -EALREADY for a slot not grown into yet). Handles and
- * walks are refused (-ENOTSUP), and lfp_create refuses the flag with
- * LFP_F_STRICT or a ctor (-EINVAL). With LFP_F_NO_CACHE and no on_alloc
- * or on_free hook it is a bare free list; debug builds, ASan, Valgrind
- * and LFP_F_POISON check it anyway: see lfpool(7), UNCHECKED POOLS.
+ * by handle nor walked (handles and walks are refused): 4 bytes of
+ * metadata a slot, not 8. In a release build a double release, or the
+ * release of an object never allocated, is undefined, as for free(3):
+ * see lfpool(7), UNCHECKED POOLS.
  */
 #define LFP_F_UNCHECKED (1u << 5)
 
