@@ -118,23 +118,18 @@ enum lfp_exhaust {
 
 /*
  * Ask for transparent huge pages (madvise MADV_HUGEPAGE) on the memory the
- * pool maps for itself, its object region placed on a 2 MiB boundary, so
- * that walks and lfp_resolve miss the TLB far less. It is advice: without
- * transparent huge pages the pool is made on normal pages. Memory then
- * becomes resident 2 MiB at a time; caller-provided memory ignores the
- * flag. See lfpool(7), HUGE PAGES.
+ * pool maps for itself, so that walks and lfp_resolve miss the TLB less:
+ * advice, and memory then becomes resident 2 MiB at a time (see
+ * lfpool(7), HUGE PAGES).
  */
 #define LFP_F_HUGEPAGE (1u << 3)
 
 /*
  * An allocation that finds the pool exhausted while slots released with
- * lfp_free_deferred are still waiting for their grace period waits for
- * one of them to come back (a grace period, about 10 ms) instead of
- * applying the exhaust policy at once; inside an RCU read-side critical
- * section or a call_rcu callback it never waits. A thread that holds a
- * lock a reader needs must not allocate from such a pool. In a child of
- * fork it needs liburcu's fork protocol (see lfpool(7), FORK). See
- * lfpool(7), DEFERRED RELEASE, for waiting and for sizing the pool.
+ * lfp_free_deferred are pending waits for one to come back (about 10 ms;
+ * never inside a read-side critical section) before applying the exhaust
+ * policy; a thread that holds a lock a reader needs must not allocate from
+ * such a pool. See lfpool(7), DEFERRED RELEASE (and FORK, after a fork).
  */
 #define LFP_F_WAIT_DEFERRED (1u << 4)
 
@@ -1171,15 +1166,13 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
 	const struct lfp_family_cache *fc, uint32_t i);
 
 /*
- * The fast paths, inline. In C11 (and C++11 with gcc or clang),
- * lfp_cache_alloc, lfp_cache_free, lfp_alloc, lfp_free and the family's
- * lfp_family_alloc, lfp_family_free, lfp_family_cache_alloc and
- * lfp_family_cache_free are macros over the static inline functions of
- * lfpool/inline.h, included here: (lfp_alloc)(pool) calls the exported
- * function, and a member so named is called in parentheses; LFP_NO_INLINE
- * calls the exported functions always. A program built with the inline
- * paths depends on the structs of lfpool/hot.h, which change only with
- * the library's soname: see lfpool(7), INLINE FAST PATHS.
+ * The fast paths, inline: in C11 (and C++11 with gcc or clang) the
+ * allocation and release calls of caches, pools and families are macros
+ * over the static inline functions of lfpool/inline.h, included here, and
+ * a program built with them depends on the library's soname;
+ * (lfp_alloc)(pool) reaches the function itself, a member so named is
+ * called in parentheses, and LFP_NO_INLINE calls the exported functions
+ * always. See lfpool(7), INLINE FAST PATHS.
  */
 #if !defined(LFP_NO_INLINE) &&                                                \
 	((!defined(__cplusplus) && defined(__STDC_VERSION__) &&                \
