@@ -290,12 +290,8 @@ LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
 LFP_API void lfp_destroy(struct lfp_pool *pool);
 
 /*
- * Allocate one object. Its contents are unspecified.
- *
- * Unless the pool has LFP_F_NO_CACHE, the object comes from the calling
- * thread's cache for this pool, made on the thread's first call; when the
- * pool runs dry, the allocation empties idle caches into it first.
- *
+ * Allocate one object, through the calling thread's cache for the pool
+ * unless it has LFP_F_NO_CACHE. Its contents are unspecified.
  * Returns the object, or NULL if the pool is exhausted (or pool is NULL);
  * slots in idle caches count as free: see lfpool(7), IDLE CACHES.
  * Thread safety: any thread, concurrently with any pool call but
@@ -356,9 +352,9 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
  *
  * For job systems whose workers have fixed identities: a worker keeps its
  * own cache and allocates through it with no lookup, one thread at a time
- * (see lfpool(7), DESCRIPTION). Destroy a cache before its pool, or leave
- * it to lfp_destroy, which frees the caches still there. A signal handler
- * may use one of its own: see lfpool(7), SIGNALS AND ASYNC-SIGNAL SAFETY.
+ * (lfpool(7), DESCRIPTION), destroying it before its pool or leaving it
+ * to lfp_destroy. A signal handler may keep one of its own: lfpool(7),
+ * SIGNALS AND ASYNC-SIGNAL SAFETY.
  */
 
 /*
@@ -435,11 +431,9 @@ LFP_API void lfp_cache_flush(struct lfp_cache *cache);
  * Fill *out with one worker's share of the pool's counters: what went
  * through this cache since lfp_cache_create made it (a cache reused from
  * one given up earlier starts again from zero):
- * allocs, frees, failed_allocs, rejected_frees, cas_retries, cache_hits,
- * refills, flushes, steals and cached are the cache's own; the other
- * fields are the pool's, as lfp_stats gives them, so live + cached +
- * free + deferred adds up to capacity only when this is the pool's one
- * cache (see lfpool(7), STATISTICS).
+ * the counts of the calls made through it (allocs to steals) and cached
+ * are the cache's own, the other fields the pool's (see lfpool(7),
+ * STATISTICS).
  * Does nothing if cache or out is NULL.
  * Thread safety: any thread, while the cache exists (until
  * lfp_cache_destroy or lfp_destroy). The counts are read one by one:
@@ -575,9 +569,7 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * Deferred release
  *
  * For readers that reach objects without locks, inside liburcu's RCU
- * read-side critical sections: a slot released with lfp_free_deferred is
- * reused only after a grace period. In a child of fork it needs
- * liburcu's fork protocol: see lfpool(7), FORK.
+ * read-side critical sections (see lfpool(7), DEFERRED RELEASE, and FORK).
  */
 
 /*
@@ -587,11 +579,9 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * grace period, so a reader inside urcu_memb_read_lock() that reached the
  * object never sees it reused under it (SLAB_TYPESAFE_BY_RCU's guarantee).
  *
- * The calling thread must be registered with
- * urcu_memb_register_thread(). A slot comes back about 10 ms after its
- * release: give the pool at least twice the slots its writers release in
- * 10 ms as spare, or allocations find it exhausted meanwhile (see
- * lfpool(7), DEFERRED RELEASE, for registering threads and sizing).
+ * The calling thread must be registered with urcu_memb_register_thread().
+ * For sizing the pool (slots come back after about 10 ms), see lfpool(7),
+ * DEFERRED RELEASE.
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
@@ -773,15 +763,11 @@ LFP_API bool lfp_is_live(const struct lfp_pool *pool, const void *obj);
 /*
  * Live-object iteration
  *
- * The callback gets each live object, its handle and the caller's arg, and
- * returns 0 to go on or any other value to stop the walk (which then
- * returns that value). The callback may release the object it is given
- * (by pointer or handle), allocate, or release other objects.
- *
- * Under concurrent allocation and release, an object allocated before the
- * walk and not released before the walk passes it is visited once, others
- * may or may not be, and each slot yields at most one object; a visited
- * object was live when its generation was read (see lfpool(7), WALKS).
+ * The callback gets each live object, its handle and the caller's arg; it
+ * returns 0 to go on, any other value to stop the walk (which returns it),
+ * and may release or allocate objects. An object allocated before the walk
+ * and not released before the walk passes it is visited once; others may
+ * or may not be (see lfpool(7), WALKS).
  */
 typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
 
@@ -885,12 +871,9 @@ LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 /*
  * Size-class families
  *
- * A family is a set of pools, its classes, of increasing object sizes:
- * lfp_family_alloc serves a size from the smallest class that fits, and
- * lfp_family_free finds the class from the address alone. Each class is a
- * whole pool (lfp_family_pool hands it out); an object may be released
- * with lfp_family_free or with lfp_free on its class's pool. See
- * lfpool(7), FAMILIES.
+ * A family is a set of pools, its classes, of increasing object sizes,
+ * each a whole pool (lfp_family_pool), whose objects may be released with
+ * lfp_family_free or lfp_free on their class (see lfpool(7), FAMILIES).
  */
 
 /* The most classes a family can have. */
@@ -1097,11 +1080,9 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 /*
  * Explicit family caches
  *
- * An explicit cache of every class of a family in one object, for a
- * worker that allocates by size and releases by address; each class's
- * cache is an ordinary explicit cache, with every rule of one. Destroy it
- * before its family, or leave it to lfp_family_destroy (see lfpool(7),
- * FAMILIES).
+ * An explicit cache of every class of a family in one object, with every
+ * rule of an explicit cache; destroy it before its family, or leave it to
+ * lfp_family_destroy (see lfpool(7), FAMILIES).
  */
 
 /* Opaque: an explicit cache of each class of a family. */
