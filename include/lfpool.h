@@ -297,13 +297,11 @@ LFP_API void lfp_destroy(struct lfp_pool *pool);
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
  * ASYNC-SIGNAL SAFETY.
- * Progress: lock-free while the pool has free slots. When it looks
- * exhausted, it may wait for an lfp_trim, for a thread emptying a cache
- * (a few hundred instructions, unless that thread is preempted), for a
- * fork being prepared (20 ms at most) or, with LFP_F_WAIT_DEFERRED, for
- * a deferred slot (about 10 ms); then LFP_EXHAUST_GROW takes the growth
- * lock, LFP_EXHAUST_RECLAIM calls reclaim (see lfpool(7), EXHAUSTION). A
- * thread's first call on a pool maps its cache (a system call).
+ * Progress: lock-free while the pool has free slots; when it looks
+ * exhausted, it may wait for a trim, a thread emptying a cache (a few
+ * hundred instructions), a fork (20 ms at most) or a deferred slot (about
+ * 10 ms) before its policy (see lfpool(7), EXHAUSTION). A thread's first
+ * call on a pool maps its cache (a system call).
  */
 LFP_API void *lfp_alloc(struct lfp_pool *pool);
 
@@ -573,15 +571,11 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  */
 
 /*
- * Deferred release with RCU (liburcu's memb flavour). The object is
- * released at once (lfp_free's checks and errors apply, its handles go
- * stale, on_free runs), but its slot returns to the pool only after an RCU
- * grace period, so a reader inside urcu_memb_read_lock() that reached the
- * object never sees it reused under it (SLAB_TYPESAFE_BY_RCU's guarantee).
- *
- * The calling thread must be registered with urcu_memb_register_thread().
- * For sizing the pool (slots come back after about 10 ms), see lfpool(7),
- * DEFERRED RELEASE.
+ * Deferred release with RCU (liburcu's memb flavour): the object is
+ * released at once, as by lfp_free, but its slot is reused only after a
+ * grace period, so that a reader never sees it reused under it. The
+ * calling thread must be registered with urcu_memb_register_thread(). For
+ * sizing the pool, see lfpool(7), DEFERRED RELEASE.
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
