@@ -795,9 +795,8 @@ LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
 /*
  * As lfp_foreach, over the slot indices [begin, end) only. end is clamped
  * to lfp_extent, so UINT32_MAX means "to the end"; begin >= end visits
- * nothing. N workers that take the ranges [k*E/N, (k+1)*E/N) of one extent
- * E (lfp_range computes them) visit every live object once between them,
- * each its own objects.
+ * nothing. Workers that share one extent with lfp_range visit every live
+ * object once between them (see lfpool(7), WALKS).
  *
  * Returns as lfp_foreach.
  * Thread safety: any thread, concurrently with any pool call but
@@ -985,10 +984,8 @@ LFP_API void lfp_family_destroy(struct lfp_family *fam);
 LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
 
 /*
- * Release an object of any class of the family, by any thread. The class
- * is found from the address alone, with no search: the number of the
- * zone that holds obj (see lfp_family_create), whose class must own it
- * (lfp_owns).
+ * Release an object of any class of the family, by any thread, its class
+ * found from the address alone (see lfpool(7), FAMILIES).
  *
  * Returns 0, or, leaving every count unchanged but rejected_frees (of the
  * class, or the family's foreign_frees):
