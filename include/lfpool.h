@@ -2,22 +2,17 @@
  * lfpool: a thread-safe, lock-free pool of fixed-size objects.
  *
  * One pool holds objects of one size in memory taken up front. Allocation
- * and release are O(1) and lock-free, and a pool never moves an object.
- * Threads normally go through caches of free slots: their own, made on a
- * thread's first call on a pool (implicit), or ones a worker keeps
- * (explicit). A family serves objects of many sizes from a pool per size
- * class; a handle names one object for one lifetime. The library never
- * calls malloc (see lfpool(7), DESCRIPTION).
+ * and release are O(1) and lock-free, through caches of free slots, and a
+ * pool never moves an object. A family serves objects of many sizes; a
+ * handle names one object for one lifetime. The library never calls
+ * malloc (see lfpool(7), DESCRIPTION).
  *
- * Conventions used below:
- * - Setup calls return 0 or a negative errno value.
- * - Allocation returns NULL only when the pool is exhausted.
- * - "Thread safety:" says who may call a function concurrently with whom;
- *   "Progress:" says whether it is wait-free, lock-free or blocking.
- * - A contract that spans many calls (idle caches, hooks, signals, fork,
- *   memory checkers) is a section of lfpool(7), the concepts page, in its
- *   long form; this header points to it where it matters, as in "see
- *   lfpool(7), FORK".
+ * Conventions: setup calls return 0 or a negative errno value; allocation
+ * returns NULL only when the pool is exhausted; "Thread safety:" says who
+ * may call a function concurrently with whom, "Progress:" whether it is
+ * wait-free, lock-free or blocking. A contract that spans many calls is a
+ * section of lfpool(7), pointed to where it matters, as in "see
+ * lfpool(7), FORK".
  */
 #ifndef LFPOOL_H
 #define LFPOOL_H
@@ -116,94 +111,34 @@ enum lfp_exhaust {
 /*
  * Fill released objects with 0x1deadb0b and check the fill when they are
  * allocated again: a write after release is reported, naming the pool and
- * the slot, and the program aborts. Always on in --enable-debug builds.
- * Pools with a ctor are not filled (the constructed state must survive);
- * under Valgrind, memcheck's own tracking replaces the fill (see
- * lfpool(7), MEMORY CHECKERS).
+ * the slot, and the program aborts. Always on in --enable-debug builds;
+ * not in pools with a ctor, nor under Valgrind (lfpool(7), MEMORY CHECKERS).
  */
 #define LFP_F_POISON (1u << 2)
 
 /*
  * Ask for transparent huge pages (madvise MADV_HUGEPAGE) on the memory the
- * pool maps for itself, and place the object region on a 2 MiB boundary so
- * that huge pages can back it from its first byte: a walk or a random
- * lfp_resolve over a large pool then misses the TLB far less. It is advice:
- * where the kernel has no transparent huge pages, or has them off
- * (/sys/kernel/mm/transparent_hugepage/enabled says [never]), or madvise
- * fails, the pool is made all the same, on normal pages. The price: memory
- * becomes resident 2 MiB at a time, so the first object allocated makes
- * 2 MiB resident (metadata too, in 2 MiB steps), not one page; untouched
- * 2 MiB stretches stay unresident, and lfp_trim still gives back idle
- * pages, splitting the huge page that holds them. Caller-provided memory
- * (lfp_config.memory) ignores the flag: how it is backed is the caller's
- * choice (madvise it, or map it with MAP_HUGETLB), and lfp_memory_size
- * is the same with and without it.
+ * pool maps for itself, so that walks and lfp_resolve miss the TLB less:
+ * advice, and memory then becomes resident 2 MiB at a time (see
+ * lfpool(7), HUGE PAGES).
  */
 #define LFP_F_HUGEPAGE (1u << 3)
 
 /*
  * An allocation that finds the pool exhausted while slots released with
- * lfp_free_deferred are still waiting for their grace period waits for
- * one of them to come back, instead of applying the exhaust policy at
- * once (NULL, growth, reclaim or abort come only once none is pending).
- * Waiters sleep until the call_rcu thread returns a slot (they start no
- * grace period of their own, so many waiters cost no more than one).
- * An allocation inside an RCU read-side critical section, or in a
- * call_rcu callback, never waits (it would wait for itself): there the
- * policy applies at once, as without the flag. The wait lasts as long as
- * a grace period, which a reader that stays in its critical section
- * prolongs; a thread that holds a lock a reader needs must not allocate
- * from such a pool. In a child of fork it needs liburcu's fork protocol,
- * as deferred release does (see lfpool(7), FORK). See lfp_free_deferred
- * for sizing the pool.
+ * lfp_free_deferred are pending waits for one to come back (about 10 ms;
+ * never inside a read-side critical section) before applying the exhaust
+ * policy; a thread that holds a lock a reader needs must not allocate from
+ * such a pool. See lfpool(7), DEFERRED RELEASE (and FORK, after a fork).
  */
 #define LFP_F_WAIT_DEFERRED (1u << 4)
 
 /*
  * A pool that keeps no generation word, for objects that are never named
- * by handle nor walked: its cached allocation and release touch only the
- * cache and the object, and its metadata is 4 bytes a slot, not 8 (the
- * free list's link alone; lfp_memory_size counts so). A double release, or the release of an object
- * never allocated, is undefined, as for free(3): the pool does not look
- * for it (lfp_free may return 0 and hand the object out twice later).
- * A pointer that is not an object's start is still refused (-EINVAL),
- * and one outside the pool (-EFAULT), as in any pool; so is the start of
- * a slot a growable pool has not grown into yet (-EALREADY, "never
- * allocated"): a cache releases on its inline path only the slots the
- * pool had when the cache was made, and sends those grown into later out
- * of line, where the slot is checked against the pool's size at the call.
- * What needs the generation is refused, in every build: lfp_handle_of
- * gives LFP_NULL_HANDLE, lfp_resolve and lfp_resolve_bulk find nothing
- * (NULL), lfp_free_handle and lfp_cache_free_handle return -ENOTSUP,
- * lfp_foreach and lfp_foreach_range return -ENOTSUP, and lfp_iter_next
- * ends at once. lfp_is_live says only what it can: false for what is
- * not an object's start below lfp_extent (never live), true otherwise
- * (maybe live; exact in a checked pool, see below).
- * lfp_create refuses with -EINVAL the flag together with LFP_F_STRICT
- * (an atomic check of the generation) or a ctor (which runs at a slot's
- * first handout, known by its generation); it takes every other flag,
- * policy and hook: on_alloc, on_free, reclaim, growth, lfp_trim,
- * lfp_free_deferred and LFP_F_WAIT_DEFERRED need no generation, and with
- * LFP_F_NO_CACHE the shared path releases without a check. Families take
- * it for all their classes (lfp_family_config.flags).
- * With LFP_F_NO_CACHE and neither on_alloc nor on_free, the pool is a
- * bare free list: lfp_alloc and lfp_free (inline, as the end of this
- * header describes) pop and push it with one compare-and-swap each, and
- * go into the library only when the list is empty (fresh slots, growth,
- * the exhaustion policy) or the pointer is refused (with the errors
- * above). Those inline calls count nothing: lfp_stats's live then counts
- * the slots handed out that are on no list, in no cache and not
- * deferred, and its allocs, frees and cas_retries count only the calls
- * that went into the library or through a cache.
- * Checked anyway: in a library built with --enable-debug, in a program
- * with ASan (see lfpool(7), MEMORY CHECKERS), under Valgrind
- * (unless LFP_VALGRIND=profile), and with LFP_F_POISON, the pool keeps
- * its generation words (8 bytes a slot, as lfp_memory_size then says)
- * and checks each release as a default pool does:
- * a double release returns -EALREADY, and lfp_is_live is exact. Those
- * pools take the out-of-line paths anyway, so a test build catches what
- * a release build lets through; handles and walks are refused there too,
- * so that a program behaves alike in both.
+ * by handle nor walked (handles and walks are refused): 4 bytes of
+ * metadata a slot, not 8. In a release build a double release, or the
+ * release of an object never allocated, is undefined, as for free(3):
+ * see lfpool(7), UNCHECKED POOLS.
  */
 #define LFP_F_UNCHECKED (1u << 5)
 
@@ -273,10 +208,8 @@ struct lfp_config {
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
- * pool; under concurrent use each field is a recent value. free is what
- * remains of capacity once live, cached and deferred are counted, so the
- * four always add up to capacity, and a slot the pool lost (a bug; see the
- * census the tests run) would be counted as free.
+ * pool; under concurrent use each field is a recent value. live, cached,
+ * free and deferred always add up to capacity (see lfpool(7), STATISTICS).
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
@@ -284,10 +217,8 @@ struct lfp_stats {
 	uint64_t cached;         /* free, but parked in a thread's cache */
 	uint64_t free;           /* the rest: in the pool's magazines or on
 				    its free list, or never used */
-	uint64_t high_water;     /* slots ever taken into use: lfp_extent. The
-				    most slots in use at once (live + cached)
-				    is at most this; caches take fresh slots
-				    a batch at a time, so it may be more */
+	uint64_t high_water;     /* slots ever taken into use: lfp_extent,
+				    at least the most in use at once */
 	uint64_t allocs;         /* successful allocations (a bare pool's
 				    inline ones aside: LFP_F_UNCHECKED) */
 	uint64_t frees;          /* successful releases (the same) */
@@ -359,32 +290,18 @@ LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
 LFP_API void lfp_destroy(struct lfp_pool *pool);
 
 /*
- * Allocate one object. Its contents are unspecified.
- *
- * Unless the pool has LFP_F_NO_CACHE, the object comes from the calling
- * thread's cache for this pool, made on the thread's first call and given
- * back when the thread exits; the cache exchanges whole magazines of free
- * slots with the pool. Slots parked in other threads' caches are not
- * lost: when the pool runs dry, the allocation empties idle caches into
- * it first.
- *
+ * Allocate one object, through the calling thread's cache for the pool
+ * unless it has LFP_F_NO_CACHE. Its contents are unspecified.
  * Returns the object, or NULL if the pool is exhausted (or pool is NULL);
  * slots in idle caches count as free: see lfpool(7), IDLE CACHES.
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
  * ASYNC-SIGNAL SAFETY.
- * Progress: lock-free while the pool has free slots. When it looks
- * exhausted, the allocation waits for an lfp_trim that has the free
- * list aside, for a thread that is emptying the caller's own cache, or a
- * cache the caller found nothing else to take from, at that moment (a
- * few hundred instructions, unless that thread is preempted), or for a
- * fork being prepared (20 ms at most; see lfpool(7), FORK); with
- * LFP_F_WAIT_DEFERRED, while slots released with lfp_free_deferred are
- * pending, it sleeps until one comes back (a grace period, about 10 ms;
- * never inside a read-side critical section). Then it applies
- * the policy: LFP_EXHAUST_GROW takes the growth
- * lock, LFP_EXHAUST_RECLAIM calls reclaim. A thread's first call on a pool
- * maps its cache (a system call).
+ * Progress: lock-free while the pool has free slots; when it looks
+ * exhausted, it may wait for a trim, a thread emptying a cache (a few
+ * hundred instructions), a fork (20 ms at most) or a deferred slot (about
+ * 10 ms) before its policy (see lfpool(7), EXHAUSTION). A thread's first
+ * call on a pool maps its cache (a system call).
  */
 LFP_API void *lfp_alloc(struct lfp_pool *pool);
 
@@ -403,11 +320,8 @@ LFP_API void *lfp_alloc(struct lfp_pool *pool);
  *             in an unchecked pool (LFP_F_UNCHECKED) that is undefined
  *             instead, except for slots not grown into yet (still
  *             refused) and where the pool is checked anyway.
- * A double release that races with another release of the same object is
- * caught only with LFP_F_STRICT or LFP_F_NO_CACHE: then exactly one of the
- * two succeeds, whichever calls release it (lfp_free, lfp_cache_free on
- * any explicit cache, the bulk calls, lfp_free_handle, lfp_free_deferred);
- * without, both may appear to succeed.
+ * A racing double release is caught only with LFP_F_STRICT or
+ * LFP_F_NO_CACHE (see lfpool(7), DOUBLE RELEASES).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; in a signal handler, see lfpool(7), SIGNALS AND
  * ASYNC-SIGNAL SAFETY. Progress: lock-free.
@@ -435,13 +349,10 @@ LFP_API size_t lfp_free_bulk(struct lfp_pool *pool, void *const *objs,
  * Explicit caches
  *
  * For job systems whose workers have fixed identities: a worker keeps its
- * own cache and allocates through it with no lookup. A cache may be used
- * by one thread at a time; it may move between threads if the hand-over
- * synchronises (a mutex, a queue). Objects taken from a cache may be
- * released anywhere, and any object of the pool may be released into any
- * cache. Destroy a cache before its pool, or leave it to lfp_destroy,
- * which frees the caches still there. A signal handler may use a cache
- * of its own: see lfpool(7), SIGNALS AND ASYNC-SIGNAL SAFETY.
+ * own cache and allocates through it with no lookup, one thread at a time
+ * (lfpool(7), DESCRIPTION), destroying it before its pool or leaving it
+ * to lfp_destroy. A signal handler may keep one of its own: lfpool(7),
+ * SIGNALS AND ASYNC-SIGNAL SAFETY.
  */
 
 /*
@@ -455,9 +366,8 @@ LFP_API struct lfp_cache *lfp_cache_create(struct lfp_pool *pool);
 /*
  * Give every cached slot back to the pool and give the cache up.
  * NULL is ignored. The cache must not be used afterwards. While a fork
- * holds the caches (see lfpool(7), FORK), the slots it cannot give back
- * within 20 ms stay in the cache it gives up, free for the next cache
- * made or for a starving allocation to steal.
+ * holds the caches, slots it cannot give back within 20 ms stay in the
+ * cache it gives up (see lfpool(7), FORK).
  * Thread safety: the cache's thread. Progress: blocking only while another
  * thread is emptying this cache: a few hundred instructions, unless that
  * thread is preempted meanwhile, when the wait lasts until it runs again;
@@ -485,8 +395,8 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
  * whole runs of slots between the cache and the pool (a magazine per
  * exchange) rather than one slot per call: the bulk counterpart of
  * lfp_cache_alloc, for a worker that spawns many objects at once. A pool
- * with a ctor or on_alloc hook is served one object at a time (a hook
- * may allocate, and must find every free slot where it belongs).
+ * with a ctor or on_alloc hook is served one object at a time (see
+ * lfpool(7), HOOKS).
  * Returns how many were taken (fewer than n only if the pool ran out, as
  * lfp_cache_alloc would return NULL), 0 if cache or objs is NULL or n is 0.
  * Thread safety: the cache's thread. Progress: as lfp_cache_alloc.
@@ -518,19 +428,10 @@ LFP_API void lfp_cache_flush(struct lfp_cache *cache);
 /*
  * Fill *out with one worker's share of the pool's counters: what went
  * through this cache since lfp_cache_create made it (a cache reused from
- * one given up earlier starts again from zero).
- *
- * Per cache: allocs, frees, failed_allocs, rejected_frees and cas_retries
- * (the calls made through the cache, and the shared-list retries they
- * cost), cache_hits, refills, flushes (batches it gave back: when full,
- * on lfp_cache_flush, or asked to by a starving thread), steals (idle
- * caches this one emptied when the pool ran dry; a cache emptied that way
- * counts no flush) and cached (the slots it holds now).
- * Pool-wide, as lfp_stats gives them: capacity, live, free, deferred,
- * high_water, max_capacity, grown, trimmed_bytes and reclaims; an object
- * taken through one cache may be released through another, so no count of
- * live objects belongs to a cache. Hence live + cached + free + deferred
- * adds up to capacity only when this is the pool's one cache.
+ * one given up earlier starts again from zero):
+ * the counts of the calls made through it (allocs to steals) and cached
+ * are the cache's own, the other fields the pool's (see lfpool(7),
+ * STATISTICS).
  * Does nothing if cache or out is NULL.
  * Thread safety: any thread, while the cache exists (until
  * lfp_cache_destroy or lfp_destroy). The counts are read one by one:
@@ -574,39 +475,23 @@ LFP_API void *lfp_at(const struct lfp_pool *pool, uint32_t index);
  * Fill *out with a snapshot of the pool's counters (see struct lfp_stats).
  * Does nothing if pool or out is NULL. Exact while no other thread uses
  * the pool; under traffic each field is a recent value, the event counts
- * never read lower than in an earlier call, and allocs >= frees. Limits:
- * a thread cache counts its allocations exactly for 2^51 releases (less
- * the slots it holds) between two of its magazine exchanges (78 days of a thread doing
- * nothing but allocate and release at 3 ns a pair without its cache ever
- * running empty or full), and once in 2^50 allocations, while a cache
- * folds that count into a wider one, a read that meets the fold retries
- * (a read from a signal handler that interrupted its own thread's fold
- * gives up after 1024 tries, and may read that cache's allocations 2^50
- * too many, once).
- * A bare pool's live (LFP_F_UNCHECKED) is counted from its lists, which
- * lfp_trim takes aside while it runs: the call waits up to 1 ms for a
- * running trim and counts again, a few times, if a trim began or ended
- * meanwhile; a trim that outlasts that may add the free slots it holds
- * to live.
+ * never read lower than in an earlier call, and allocs >= frees. A
+ * cache's allocation count is exact for 2^51 releases between two of its
+ * magazine exchanges, and a read that meets its fold into a wider count
+ * retries; a bare pool's live is counted from its lists, and a running
+ * lfp_trim is waited for up to 1 ms: see lfpool(7), STATISTICS.
  * Thread safety: any thread. Progress: wait-free, O(caches of the pool);
  * for a bare pool, O(slots on its free list) too.
  */
 LFP_API void lfp_stats(const struct lfp_pool *pool, struct lfp_stats *out);
 
 /*
- * What happened between two snapshots of one pool (or
- * of one cache, with lfp_cache_stats), for per-frame or per-second
- * figures: take a snapshot each frame and subtract the last one.
- *
- * Into *out go, as now minus before, the event counters: allocs, frees,
- * failed_allocs, rejected_frees, cas_retries, cache_hits, refills,
- * flushes, steals, grown, trimmed_bytes and reclaims. The gauges, levels
- * rather than events, are copied from now: capacity, live, cached, free,
- * deferred, high_water and max_capacity. A counter that reads lower in
- * now than in before gives 0 rather than wrapping: before was taken later
- * (the arguments are swapped), or belongs to another pool or cache. out
- * may be now or before. Does nothing if an argument is
- * NULL.
+ * What happened between two snapshots of one pool (or of one cache, with
+ * lfp_cache_stats), for per-frame or per-second figures: into *out go the
+ * event counters as now minus before (0, not a wrapped count, where now
+ * reads lower), and the gauges (capacity, live, cached, free, deferred,
+ * high_water, max_capacity) as in now: see lfpool(7), STATISTICS. out
+ * may be now or before. Does nothing if an argument is NULL.
  * Thread safety: any thread; it reads and writes its arguments only.
  * Progress: wait-free.
  */
@@ -629,15 +514,10 @@ static inline void lfp_stats_delta(const struct lfp_stats *now,
 LFP_API const char *lfp_name(const struct lfp_pool *pool);
 
 /*
- * Write a report of the pool's counters to f, for a human at a glance: a
- * line naming the pool, then lines for its slots (capacity and
- * max_capacity, live, cached, free, deferred, high water), its calls
- * (allocs, frees, failed allocs, rejected frees), its caches (hit rate:
- * cache_hits of allocs; refills, flushes, steals, CAS retries) and its
- * size (times grown, bytes trimmed, reclaim calls). One lfp_stats
- * snapshot, so the numbers agree with each other as lfp_stats's do. The
- * layout is for people and may change; programs should read lfp_stats.
- * f is flushed.
+ * Write a report of the pool's counters to f, for a human at a glance:
+ * its slots, calls, caches and size, from one lfp_stats snapshot. The
+ * layout is for people and may change (see lfpool(7), STATISTICS);
+ * programs should read lfp_stats. f is flushed.
  *
  * Returns 0, -EINVAL if pool or f is NULL (nothing is written), or -EIO if
  * writing or flushing f failed (f's error indicator says more; part of the
@@ -677,9 +557,8 @@ LFP_API int lfp_reserve(struct lfp_pool *pool, uint32_t n);
  * returns 0). Indices and handles stay valid. A trimmed slot reads as
  * zeroes when next allocated, except in a pool with a ctor, which
  * constructs it again. Only memory the pool mapped itself is trimmed,
- * never caller memory. While it runs the shared list is taken aside: an
- * allocation that finds the pool empty meanwhile, or at any time since it
- * began, waits for it and looks again rather than failing or growing.
+ * never caller memory. An allocation that finds the pool empty while it
+ * runs waits for it (see lfpool(7), EXHAUSTION).
  * Returns the bytes given back (0 if pool is NULL).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: blocking. It never calls malloc.
@@ -690,41 +569,15 @@ LFP_API size_t lfp_trim(struct lfp_pool *pool);
  * Deferred release
  *
  * For readers that reach objects without locks, inside liburcu's RCU
- * read-side critical sections: a slot released with lfp_free_deferred is
- * reused only after a grace period. In a child of fork it needs
- * liburcu's fork protocol: see lfpool(7), FORK.
+ * read-side critical sections (see lfpool(7), DEFERRED RELEASE, and FORK).
  */
 
 /*
- * Deferred release with RCU (liburcu's memb flavour). The object is
- * released at once (lfp_free's checks and errors apply, its handles go
- * stale, on_free runs), but its slot returns to the pool only after an RCU
- * grace period, so a reader inside urcu_memb_read_lock() that reached the
- * object never sees it reused under it (SLAB_TYPESAFE_BY_RCU's guarantee).
- *
- * The calling thread must be registered with urcu_memb_register_thread(),
- * as liburcu requires of every thread that calls call_rcu (readers must be
- * registered anyway). Programs that use the urcu API themselves link it
- * with pkg-config --libs lfpool liburcu-memb.
- *
- * Sizing. A deferred slot is neither live nor free until liburcu's
- * call_rcu thread returns it, and that thread works in 10 ms rounds:
- * with liburcu 0.13 a slot came back a median 10.1 ms after its release
- * (5 to 18 ms) when the thread was idle, and after 9.4 to 11 ms on
- * average under a steady stream of releases (measured with the memb
- * flavour on a 2-core machine, with no long readers; a reader that
- * stays in its critical section lengthens it). So a pool whose writers
- * release R objects a second this way holds about R x 10 ms slots
- * pending at any time, and recycles at most spare / 10 ms of them a
- * second, where spare is capacity minus the live objects. Give it
- *     spare >= R x 10 ms x 2
- * (twice the mean, for rounds that run late and bursts of releases):
- * 20,000 spare slots for a million replacements a second. Measure R and
- * the pending count on the real load with lfp_deferred_pending. Below
- * that, allocations find the pool exhausted while slots are pending: by
- * default they return NULL (or grow, reclaim, abort); with
- * LFP_F_WAIT_DEFERRED they wait for the slots instead, which caps the
- * writers at spare / 10 ms replacements a second rather than failing.
+ * Deferred release with RCU (liburcu's memb flavour): the object is
+ * released at once, as by lfp_free, but its slot is reused only after a
+ * grace period, so that a reader never sees it reused under it. The
+ * calling thread must be registered with urcu_memb_register_thread(). For
+ * sizing the pool, see lfpool(7), DEFERRED RELEASE.
  * Returns 0, the errors of lfp_free, or -ENOMEM if the pool's deferred
  * bookkeeping (made on first use) could not be mapped.
  * Thread safety: any registered thread. Progress: lock-free (call_rcu's
@@ -745,7 +598,8 @@ LFP_API void lfp_barrier(struct lfp_pool *pool);
 /*
  * How many slots released with lfp_free_deferred are waiting for their
  * grace period now (lfp_stats's deferred, without its walk of the
- * caches). Sample it under load to size a pool: see lfp_free_deferred.
+ * caches). Sample it under load to size a pool: see lfpool(7),
+ * DEFERRED RELEASE.
  *
  * Returns the count, 0 if pool is NULL.
  * Thread safety: any thread, concurrently with any pool call but
@@ -761,18 +615,9 @@ LFP_API uint64_t lfp_deferred_pending(const struct lfp_pool *pool);
  * Each slot's generation changes on every allocation and every release, so
  * once an object is released its handle resolves to NULL, even after the
  * slot holds a new object. Live generations are odd and never 0, so a
- * zeroed handle (LFP_NULL_HANDLE) is never valid.
- *
- * Wrap-around: a slot's generation is 32 bits and grows by 2 per use, so
- * after 2^31 allocations of the same slot a generation repeats. A handle
- * kept across exactly that many reuses of its slot resolves to the object
- * living there then. A slot reused once a microsecond takes 36 minutes to
- * wrap; keep handles that live longer than the pool's churn can bear with
- * a check of your own (e.g. an id stored in the object).
- *
- * Resolving does not order memory: the thread that receives a handle must
- * get it by some synchronising means (a queue, a lock, a release store) that
- * also makes the object's contents visible, exactly as with a pointer.
+ * zeroed handle (LFP_NULL_HANDLE) is never valid. A generation repeats
+ * after 2^31 reuses of its slot, and resolving does not order memory: the
+ * handle must reach a thread as a pointer would (see lfpool(7), HANDLES).
  */
 typedef struct {
 	uint64_t bits; /* generation << 32 | index */
@@ -850,11 +695,9 @@ LFP_API void *lfp_resolve(const struct lfp_pool *pool, lfp_handle h);
 
 /*
  * Resolve n handles at once: objs[i] = lfp_resolve(pool, hs[i]) for each
- * i < n, NULL for a stale, null, forged or out-of-range handle. It reads
- * the generation words of handles a few places ahead before it needs
- * them, so that on a pool larger than the caches, with handles in no
- * particular order, their cache misses overlap instead of following one
- * another. hs and objs may not overlap.
+ * i < n, NULL for a stale, null, forged or out-of-range handle, with the
+ * cache misses of handles in no particular order overlapping (see
+ * lfpool(7), HANDLES). hs and objs may not overlap.
  *
  * Returns how many objs[i] are not NULL. If pool is NULL every objs[i] is
  * set to NULL and it returns 0; if n is 0, or hs or objs is NULL, it
@@ -884,10 +727,8 @@ LFP_API size_t lfp_resolve_bulk(const struct lfp_pool *pool,
  *             slots not grown into yet give -ESTALE, never allocated);
  *   -ESTALE   h's object was already released (the slot may be free or
  *             hold a new object), or the slot was never handed out.
- * Two threads releasing by the same handle at once: exactly one succeeds
- * (the check is always the atomic one that LFP_F_STRICT buys for
- * lfp_free). A handle release racing with an lfp_free of the same object
- * is caught only with LFP_F_STRICT or LFP_F_NO_CACHE, as for two lfp_free.
+ * Of two releases by one handle at once exactly one succeeds; one racing
+ * with an lfp_free is caught as for lfp_free (lfpool(7), DOUBLE RELEASES).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy. Progress: lock-free.
  */
@@ -918,25 +759,11 @@ LFP_API bool lfp_is_live(const struct lfp_pool *pool, const void *obj);
 /*
  * Live-object iteration
  *
- * The callback gets each live object, its handle and the caller's arg, and
- * returns 0 to go on or any other value to stop the walk (which then
- * returns that value). The callback may release the object it is given
- * (by pointer or handle), allocate, or release other objects.
- *
- * Under concurrent allocation and release:
- * - every object that was allocated before the call (its allocation
- *   happens-before the call, e.g. it was made by this thread or handed to
- *   it) and is not released before the walk passes it is visited once;
- * - an object allocated or released during the walk may or may not be
- *   visited; a slot is looked at once, so each slot yields at most one
- *   object, even if it is released and reused meanwhile;
- * - a visited object was live when the walk read its generation. It is
- *   still live when the callback runs only if no other thread releases it
- *   concurrently, and its contents are safe to read only if whoever wrote
- *   them synchronised with this thread (an object that another thread has
- *   just allocated may still be under construction). Games walk objects in
- *   a phase of the frame when nobody else allocates or releases in the
- *   range being walked, or give each worker its own range.
+ * The callback gets each live object, its handle and the caller's arg; it
+ * returns 0 to go on, any other value to stop the walk (which returns it),
+ * and may release or allocate objects. An object allocated before the walk
+ * and not released before the walk passes it is visited once; others may
+ * or may not be (see lfpool(7), WALKS).
  */
 typedef int (*lfp_visit_fn)(void *obj, lfp_handle h, void *arg);
 
@@ -970,9 +797,8 @@ LFP_API int lfp_foreach(const struct lfp_pool *pool, lfp_visit_fn fn,
 /*
  * As lfp_foreach, over the slot indices [begin, end) only. end is clamped
  * to lfp_extent, so UINT32_MAX means "to the end"; begin >= end visits
- * nothing. N workers that take the ranges [k*E/N, (k+1)*E/N) of one extent
- * E (lfp_range computes them) visit every live object once between them,
- * each its own objects.
+ * nothing. Workers that share one extent with lfp_range visit every live
+ * object once between them (see lfpool(7), WALKS).
  *
  * Returns as lfp_foreach.
  * Thread safety: any thread, concurrently with any pool call but
@@ -989,14 +815,9 @@ LFP_API int lfp_foreach_range(const struct lfp_pool *pool, uint32_t begin,
  * some are empty when n > extent. If n is 0 or k >= n, *begin = *end = 0
  * (an empty share). A NULL begin or end is not written.
  *
- * The extent is an argument, not read from the pool: take one snapshot,
- * lfp_extent(pool), and give the same value to every worker. Workers that
- * each read lfp_extent at a different moment, while other threads
- * allocate, could see different extents, and the share of one would not
- * start where the share of the one before it ended, leaving a gap of slots
- * nobody visits (or visiting some twice). Slots handed out after the
- * snapshot hold only objects allocated during the walk, which a walk may
- * miss anyway.
+ * The extent is an argument, not read from the pool: give every worker
+ * the same snapshot of lfp_extent(pool), or the shares may leave a gap
+ * (see lfpool(7), WALKS).
  * Thread safety: any thread; it reads its arguments only.
  * Progress: wait-free.
  */
@@ -1034,11 +855,8 @@ LFP_API void lfp_iter_init(struct lfp_iter *it, const struct lfp_pool *pool,
  *
  * Returns the object, or NULL when the range is done (and then sets *h to
  * LFP_NULL_HANDLE, and returns NULL again on every later call), or if it
- * is NULL. Under concurrent allocation and release the iteration has
- * exactly the guarantees of lfp_foreach_range (see "Live-object
- * iteration"): lfp_foreach_range is this loop with a callback. The
- * objects it returns may be released, by the caller or by others, between
- * two calls; the iteration reads each slot once, when it reaches it.
+ * is NULL. It has exactly the guarantees of lfp_foreach_range, this loop
+ * with a callback, reading each slot once (see lfpool(7), WALKS).
  * Thread safety: any thread, concurrently with any pool call but
  * lfp_destroy; one thread at a time per iteration.
  * Progress: wait-free (O(slots passed over)).
@@ -1048,16 +866,9 @@ LFP_API void *lfp_iter_next(struct lfp_iter *it, lfp_handle *h);
 /*
  * Size-class families
  *
- * A family is a set of pools, its classes, each holding objects of one
- * size (32, 64, 128, ... bytes, say), for objects whose sizes vary:
- * lfp_family_alloc takes a size and serves it from the smallest class
- * whose objects are large enough, and lfp_family_free finds the class
- * from the address alone, with no size argument and no header in the
- * object. Each class is a whole pool with every guarantee of one: its
- * implicit thread caches serve lfp_family_alloc and lfp_family_free, and
- * lfp_family_pool hands it out for everything else (explicit caches,
- * handles, stats, walks, reserve, trim). An object may be released
- * either way: with lfp_family_free, or with lfp_free on its class's pool.
+ * A family is a set of pools, its classes, of increasing object sizes,
+ * each a whole pool (lfp_family_pool), whose objects may be released with
+ * lfp_family_free or lfp_free on their class (see lfpool(7), FAMILIES).
  */
 
 /* The most classes a family can have. */
@@ -1128,11 +939,9 @@ struct lfp_family_stats {
 /*
  * Create a family: one pool per class, each made as lfp_create makes it
  * from the class's size, capacity and max_capacity and the shared fields
- * of cfg. The family reserves one range of address space, a zone per
- * class as large as the largest class's memory (rounded up to a power of
- * two), and each class maps its memory in its own zone, so that a
- * release finds the class by arithmetic on the address. The reservation
- * is address space only: memory is committed as with lfp_create.
+ * of cfg. The family reserves address space for a zone per class up
+ * front, so that a release finds the class from the address (see
+ * lfpool(7), FAMILIES); memory is committed as with lfp_create.
  *
  * Returns 0 and sets *out, or:
  *   -EINVAL    cfg or out is NULL, sizes or capacities is NULL, classes
@@ -1177,10 +986,8 @@ LFP_API void lfp_family_destroy(struct lfp_family *fam);
 LFP_API void *lfp_family_alloc(struct lfp_family *fam, size_t size);
 
 /*
- * Release an object of any class of the family, by any thread. The class
- * is found from the address alone, with no search: the number of the
- * zone that holds obj (see lfp_family_create), whose class must own it
- * (lfp_owns).
+ * Release an object of any class of the family, by any thread, its class
+ * found from the address alone (see lfpool(7), FAMILIES).
  *
  * Returns 0, or, leaving every count unchanged but rejected_frees (of the
  * class, or the family's foreign_frees):
@@ -1266,15 +1073,9 @@ LFP_API void lfp_family_stats(const struct lfp_family *fam,
 /*
  * Explicit family caches
  *
- * For job systems whose workers have fixed identities, as explicit caches
- * are for a pool: an explicit cache of every class of the family in one
- * object, through which a worker allocates by size and releases by
- * address with no lookup of its caches. Each class's cache is an
- * ordinary explicit cache (lfp_family_cache_class), with every rule of
- * one: one thread at a time, objects released anywhere, any object of
- * the family released into it. Destroy a family cache before its
- * family, or leave it to lfp_family_destroy, which frees those still
- * there.
+ * An explicit cache of every class of a family in one object, with every
+ * rule of an explicit cache; destroy it before its family, or leave it to
+ * lfp_family_destroy (see lfpool(7), FAMILIES).
  */
 
 /* Opaque: an explicit cache of each class of a family. */
@@ -1339,27 +1140,13 @@ LFP_API struct lfp_cache *lfp_family_cache_class(
 	const struct lfp_family_cache *fc, uint32_t i);
 
 /*
- * The fast paths, inline. In C11, lfp_cache_alloc, lfp_cache_free,
- * lfp_alloc, lfp_free and the family's lfp_family_alloc,
- * lfp_family_free, lfp_family_cache_alloc and lfp_family_cache_free are
- * macros over static inline functions (in lfpool/inline.h, which this
- * header includes below), so the common case (the cache has a slot, or
- * room for one) costs no call: a few loads and stores, no atomic
- * read-modify-write, and a call to the library only when the cache must
- * be refilled, flushed or handed to another thread. The functions of
- * those names are exported all the same, for other languages, for
- * debuggers and for (lfp_alloc)(pool), which calls the function (as the
- * C library may make any of its functions a macro too; so a struct
- * member or a local function pointer named lfp_alloc is called as
- * (p->lfp_alloc)(pool)). Define LFP_NO_INLINE before including this
- * header to call them always: a program built so depends on the
- * library's exported functions only, while one built with the inline
- * paths depends on the layout of the structs of lfpool/hot.h (struct
- * lfpi_cache_hot and the others), which are not part of the API and
- * change only with the library's soname. C++11 and later (lfpool.hpp
- * too) get the same inline paths with gcc and clang: as in C, a member
- * named like one of these calls is then declared and called in
- * parentheses. C99 and older C++ call the exported functions.
+ * The fast paths, inline: in C11 (and C++11 with gcc or clang) the
+ * allocation and release calls of caches, pools and families are macros
+ * over the static inline functions of lfpool/inline.h, included here, and
+ * a program built with them depends on the library's soname;
+ * (lfp_alloc)(pool) reaches the function itself, a member so named is
+ * called in parentheses, and LFP_NO_INLINE calls the exported functions
+ * always. See lfpool(7), INLINE FAST PATHS.
  */
 #if !defined(LFP_NO_INLINE) &&                                                \
 	((!defined(__cplusplus) && defined(__STDC_VERSION__) &&                \
