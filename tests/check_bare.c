@@ -1,8 +1,8 @@
 /*
  * Bare pools (LFP_F_NO_CACHE | LFP_F_UNCHECKED, no hooks): lfp_alloc and
  * lfp_free pop and push the free list inline, and go into the library
- * only for an empty list or a refused pointer; what lfpool.h says of
- * them, sentence by sentence. Where the build checks unchecked pools
+ * only for an empty list or a refused pointer; what lfpool.h and
+ * lfpool(7), UNCHECKED POOLS, say of them, sentence by sentence. Where the build checks unchecked pools
  * anyway (--enable-debug, ASan, Valgrind) the pool is not bare and the
  * same calls go out of line: each test expects the mode the build runs.
  */

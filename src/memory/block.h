@@ -84,7 +84,7 @@ struct lfp_pool {
 	bool map_lent;            /* map is part of a family's reservation
 				     (lfpi_create_at), which unmaps it */
 	/* LFP_F_UNCHECKED and no debug tool: the generation words are
-	 * never read nor written (lfpool.h says when the flag is ignored). */
+	 * never read nor written (lfpool(7), UNCHECKED POOLS, says when the flag is ignored). */
 	bool bare;
 	void *map;                /* what lfp_create mapped, or NULL */
 	size_t map_size;
