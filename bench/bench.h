@@ -200,6 +200,7 @@ struct bench_table {
 	char load_before[64], load_after[64];
 	char malloc_origin[256];
 	unsigned lfp_cache_size, lfp_batch_size;
+	bool lfp_many_unchecked; /* --lfp-many-unchecked */
 	long ncpu;
 	double seconds;
 	struct bench_cell cell[BENCH_NCT][WL_COUNT][BENCH_MAX_TCOUNTS];
@@ -294,6 +295,10 @@ void bench_lfp_config(uint32_t cache_size, uint32_t batch_size);
 /* The values bench_lfp_config set, for c_lfpool.c's and c_lfpmany.c's
  * pools. */
 void bench_lfp_sizes(uint32_t *cache_size, uint32_t *batch_size);
+/* Whether c_lfpmany.c makes its pools and families with LFP_F_UNCHECKED
+ * (--lfp-many-unchecked); set before any run. */
+void bench_lfp_many_unchecked(bool on);
+bool bench_lfp_many_is_unchecked(void);
 /* The lfp_bare row measures a checked pool (LFP_F_NO_CACHE alone). */
 void bench_lfp_bare_checked(void);
 

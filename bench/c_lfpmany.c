@@ -8,7 +8,9 @@
  * - explicit: one lfp_cache per pool per worker, lfp_cache_alloc/
  *   lfp_cache_free; on a family, one lfp_family_cache per worker,
  *   lfp_family_cache_alloc/lfp_family_cache_free.
- * They are the lfp_implicit and lfp_explicit rows of the report. After
+ * They are the lfp_implicit and lfp_explicit rows of the report; with
+ * --lfp-many-unchecked the pools and every class of the family are made
+ * with LFP_F_UNCHECKED (issue 28's family target is for such classes). After
  * each run every pool's counters must show every object back and no
  * release refused.
  */
@@ -58,6 +60,7 @@ static int lfpm_family_create(void)
 		.sizes = lfpm_class_size,
 		.capacities = cap,
 		.classes = LFPM_CLASSES,
+		.flags = bench_lfp_many_is_unchecked() ? LFP_F_UNCHECKED : 0,
 		.name = "bench",
 	};
 
@@ -74,6 +77,7 @@ static int lfpm_pools_create(unsigned n)
 	struct lfp_config cfg = {
 		.obj_size = BENCH_OBJ_SIZE,
 		.capacity = LFPM_CAPACITY,
+		.flags = bench_lfp_many_is_unchecked() ? LFP_F_UNCHECKED : 0,
 		.name = "bench",
 	};
 	int err = 0;

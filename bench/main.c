@@ -43,6 +43,7 @@ struct main_opts {
 	bool micro_only, no_micro;
 	const char *jemalloc, *tcmalloc, *out, *from;
 	unsigned lfp_cache_size, lfp_batch_size;
+	bool lfp_many_unchecked;
 	/* --child */
 	const char *child_ct;
 	int child_wl;
@@ -91,6 +92,11 @@ static void main_usage(FILE *f)
 		"  --lfp-batch-size N   lfp_config.batch_size (default 0)\n"
 		"  --lfp-bare-checked   lfp_bare is LFP_F_NO_CACHE alone, not "
 		"with LFP_F_UNCHECKED\n"
+		"  --lfp-many-unchecked the lfp_implicit and lfp_explicit rows "
+		"of the many-pool and\n"
+		"                       family workloads make their pools and "
+		"families (every\n"
+		"                       class) with LFP_F_UNCHECKED\n"
 		"  --from FILE          no measuring: rewrite the report from "
 		"a raw.tsv\n"
 		"  --micro              only the bulk-call measurements "
@@ -214,7 +220,7 @@ static unsigned main_num(const char *arg, unsigned lo, unsigned hi)
 enum { OPT_QUICK = 256, OPT_REPS, OPT_TIME, OPT_WARM, OPT_THREADS, OPT_WL,
        OPT_CT, OPT_JE, OPT_TC, OPT_OUT, OPT_VERBOSE, OPT_CHILD, OPT_HELP,
        OPT_CACHE, OPT_BATCH, OPT_FROM, OPT_MICRO, OPT_NO_MICRO,
-       OPT_BARE_CHECKED };
+       OPT_BARE_CHECKED, OPT_MANY_UNCHECKED };
 
 static const struct option main_longopts[] = {
 	{ "quick", no_argument, NULL, OPT_QUICK },
@@ -236,6 +242,7 @@ static const struct option main_longopts[] = {
 	{ "micro", no_argument, NULL, OPT_MICRO },
 	{ "no-micro", no_argument, NULL, OPT_NO_MICRO },
 	{ "lfp-bare-checked", no_argument, NULL, OPT_BARE_CHECKED },
+	{ "lfp-many-unchecked", no_argument, NULL, OPT_MANY_UNCHECKED },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -277,6 +284,9 @@ static bool main_opt_measure(int c, const char *arg, struct main_opts *o)
 		return true;
 	case OPT_BARE_CHECKED:
 		bench_lfp_bare_checked();
+		return true;
+	case OPT_MANY_UNCHECKED:
+		o->lfp_many_unchecked = true;
 		return true;
 	}
 	return false;
@@ -535,7 +545,9 @@ static void main_setup(const struct main_opts *o, struct bench_table *t)
 	memcpy(t->wl_on, o->wl_on, sizeof(t->wl_on));
 	t->lfp_cache_size = o->lfp_cache_size;
 	t->lfp_batch_size = o->lfp_batch_size;
+	t->lfp_many_unchecked = o->lfp_many_unchecked;
 	bench_lfp_config(o->lfp_cache_size, o->lfp_batch_size);
+	bench_lfp_many_unchecked(o->lfp_many_unchecked);
 	main_machine(t);
 	for (int i = 0; i < BENCH_NCT; i++) {
 		const struct bench_contender *ct = main_all[i];

@@ -14,10 +14,12 @@ static void raw_meta(FILE *f, const struct bench_table *t)
 	fprintf(f, "#date\t%s\n#cpu\t%s\n#ncpu\t%ld\n#kernel\t%s\n"
 		   "#load_before\t%s\n#load_after\t%s\n#malloc\t%s\n"
 		   "#reps\t%u\n#time_ms\t%u\n#warm_ms\t%u\n#seconds\t%.1f\n"
-		   "#lfp_cache_size\t%u\n#lfp_batch_size\t%u\n",
+		   "#lfp_cache_size\t%u\n#lfp_batch_size\t%u\n"
+		   "#lfp_many_unchecked\t%u\n",
 		t->date, t->cpu, t->ncpu, t->kernel, t->load_before,
 		t->load_after, t->malloc_origin, t->reps, t->time_ms,
-		t->warm_ms, t->seconds, t->lfp_cache_size, t->lfp_batch_size);
+		t->warm_ms, t->seconds, t->lfp_cache_size, t->lfp_batch_size,
+		(unsigned)t->lfp_many_unchecked);
 	for (int ci = 0; ci < BENCH_NCT; ci++)
 		if (!t->avail[ci] || t->preload[ci])
 			fprintf(f, "#%s\t%s\t%s\n",
@@ -87,6 +89,8 @@ static void raw_meta_line(struct bench_table *t, char *key, char *val)
 		t->lfp_cache_size = (unsigned)strtoul(val, NULL, 10);
 	else if (!strcmp(key, "lfp_batch_size"))
 		t->lfp_batch_size = (unsigned)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "lfp_many_unchecked"))
+		t->lfp_many_unchecked = strtoul(val, NULL, 10) != 0;
 }
 
 /* "#micro NAME REP NS": one repetition of a bulk-call row. */

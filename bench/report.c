@@ -395,7 +395,7 @@ static void report_header(FILE *f, const struct bench_table *t)
 		"the contenders take turns in a rotating order\n"
 		"- malloc in the driver process: %s\n"
 		"- lfpool cache rows: lfp_config.cache_size %u, batch_size %u "
-		"(0: the library's default)\n"
+		"(0: the library's default)%s\n"
 		"- Wall time of the whole measurement: %.0f s\n\n"
 		"An operation is one allocation and one release (handoff: one "
 		"object passed; particles: one particle spawned, aged and "
@@ -407,6 +407,10 @@ static void report_header(FILE *f, const struct bench_table *t)
 		t->date, t->cpu, t->ncpu, t->kernel, t->load_before,
 		t->load_after, BENCH_OBJ_SIZE, t->warm_ms, t->time_ms, t->reps,
 		t->malloc_origin, t->lfp_cache_size, t->lfp_batch_size,
+		t->lfp_many_unchecked ? "; the many-pool and family rows' "
+					"pools and classes made with "
+					"LFP_F_UNCHECKED (--lfp-many-unchecked)"
+				      : "",
 		t->seconds);
 }
 
