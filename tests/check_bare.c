@@ -733,7 +733,11 @@ START_TEST(stats_during_trim)
 
 	trim_race_run(&t, true);
 	ck_assert_uint_eq(atomic_load(&t.failures), 0);
-	ck_assert_uint_eq(atomic_load(&t.stats_failures), 0);
+	/* The bound is the walk's: where the build checks the pool, live
+	 * is allocs less frees read one after the other (see
+	 * stats_while_caches_exchange). */
+	if (!build_checks())
+		ck_assert_uint_eq(atomic_load(&t.stats_failures), 0);
 	ck_assert_uint_gt(atomic_load(&t.stats_clean), 0);
 	counts_add_up(t.pool, 0);
 	lfp_destroy(t.pool);
@@ -745,7 +749,8 @@ END_TEST
 struct depot_race {
 	struct lfp_pool *pool;
 	_Atomic bool stop;
-	_Atomic unsigned failures;
+	_Atomic unsigned failures;    /* an allocation or release failed */
+	_Atomic unsigned overstated;  /* lfp_stats's live above the bound */
 	unsigned rounds;
 };
 
@@ -782,7 +787,7 @@ static void *depot_reader(void *arg)
 		lfp_stats(d->pool, &st);
 		bad += st.live > 2 * 64 + 2 * 16;
 	}
-	atomic_fetch_add_explicit(&d->failures, bad, memory_order_relaxed);
+	atomic_fetch_add_explicit(&d->overstated, bad, memory_order_relaxed);
 	return NULL;
 }
 
@@ -809,6 +814,12 @@ START_TEST(stats_while_caches_exchange)
 	atomic_store(&d.stop, true);
 	pthread_join(rd, NULL);
 	ck_assert_uint_eq(atomic_load(&d.failures), 0);
+	/* Where the build checks the pool it is not bare: live is then
+	 * allocs less frees, two counts read one after the other, which
+	 * a reader preempted between them may see far apart (lfp_stats:
+	 * each field a recent value). The bound is the walk's. */
+	if (!build_checks())
+		ck_assert_uint_eq(atomic_load(&d.overstated), 0);
 	counts_add_up(d.pool, 0);
 	lfp_destroy(d.pool);
 }
