@@ -131,15 +131,17 @@ static void fs_fork_busy(int sig)
 	fs_handler_dup = fs_take_all();
 }
 
-START_TEST(fork_in_handler_during_own_cache_op)
+/*
+ * Allocate and release FS_K objects of fs_pool in a loop while a timer's
+ * handler forks (handler): each child checks what the interrupted frame
+ * holds and every slot left, and exits 1 or 2 if one came twice.
+ */
+static void fs_fork_during_ops(void (*handler)(int))
 {
 	int forks = under_sanitizer() ? 40 : 200, done = 0, bad = 0, dup = 0;
 	void *p;
 
-	if (fs_signals_deferred())
-		return;
-	fs_pool_make(4096, 2048, 0);
-	fs_on(SIGALRM, fs_fork_busy);
+	fs_on(SIGALRM, handler);
 	fs_timer(under_sanitizer() ? 7000 : 700); /* a sanitizer's fork costs ms */
 	while (done < forks) {
 		for (int i = 0; i < FS_K; i++)
@@ -167,6 +169,14 @@ START_TEST(fork_in_handler_during_own_cache_op)
 	fs_reap(0, &done, &bad);
 	ck_assert_msg(bad == 0, "%d of %d children got a slot twice", bad, done);
 }
+
+START_TEST(fork_in_handler_during_own_cache_op)
+{
+	if (fs_signals_deferred())
+		return;
+	fs_pool_make(4096, 2048, 0);
+	fs_fork_during_ops(fs_fork_busy);
+}
 END_TEST
 
 /*
@@ -192,41 +202,13 @@ static void fs_fork_busy_bare(int sig)
 
 START_TEST(fork_in_handler_during_bare_op)
 {
-	int forks = under_sanitizer() ? 40 : 200, done = 0, bad = 0, dup = 0;
 	struct lfp_config cfg = { .obj_size = 16, .capacity = FS_CAP,
 				  .flags = LFP_F_NO_CACHE | LFP_F_UNCHECKED };
-	void *p;
 
 	if (fs_signals_deferred())
 		return;
 	ck_assert_int_eq(lfp_create(&cfg, &fs_pool), 0);
-	fs_on(SIGALRM, fs_fork_busy_bare);
-	fs_timer(under_sanitizer() ? 7000 : 700);
-	while (done < forks) {
-		for (int i = 0; i < FS_K; i++)
-			fs_objs[i] = lfp_alloc(fs_pool);
-		for (int i = 0; i < FS_K && !fs_in_child; i++) {
-			p = fs_objs[i];
-			fs_objs[i] = NULL;
-			lfp_free(fs_pool, p);
-		}
-		if (fs_in_child)
-			break;
-		fs_reap(WNOHANG, &done, &bad);
-	}
-	if (fs_in_child) {
-		/* The frame resumed: what it holds, then everything else. */
-		fs_timer(0);
-		for (int i = 0; i < FS_K; i++)
-			if (fs_objs[i])
-				fs_mark(fs_objs[i], &dup);
-		while ((p = lfp_alloc(fs_pool)))
-			fs_mark(p, &dup);
-		_exit((fs_handler_dup ? 1 : 0) | (dup ? 2 : 0));
-	}
-	fs_timer(0);
-	fs_reap(0, &done, &bad);
-	ck_assert_msg(bad == 0, "%d of %d children got a slot twice", bad, done);
+	fs_fork_during_ops(fs_fork_busy_bare);
 	lfp_destroy(fs_pool);
 }
 END_TEST
