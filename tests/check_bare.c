@@ -653,13 +653,6 @@ struct short_trim {
 	uint64_t ns; /* how long the call took */
 };
 
-static uint64_t short_trim_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void *short_trim_reader(void *arg)
 {
@@ -670,9 +663,9 @@ static void *short_trim_reader(void *arg)
 	 * its shards): after it, the call below reaches the walk at once. */
 	lfp_stats(s->pool, &st);
 	atomic_store(&s->started, true);
-	s->ns = short_trim_now();
+	s->ns = test_now_ns();
 	lfp_stats(s->pool, &st);
-	s->ns = short_trim_now() - s->ns;
+	s->ns = test_now_ns() - s->ns;
 	s->live = st.live;
 	return NULL;
 }
