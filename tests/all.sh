@@ -204,7 +204,8 @@ check_installed_cmake() {
 }
 
 # What make install puts beside the library: the manual (section 3 made
-# from lfpool.h and lfpool.hpp, section 1 for the harness), lfpool-stress running from
+# from lfpool.h and lfpool.hpp, section 1 for the harness, section 7's
+# lfpool and lfpool-probes, written by hand), lfpool-stress running from
 # the prefix, the examples' sources, which must build against the
 # installed library, and the TSan suppressions lfpool.pc points to.
 check_installed_docs() {
