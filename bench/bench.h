@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpbench: lfpool measured against the allocators and pools a user would
  * otherwise pick, on the allocation patterns of a game engine's workers.

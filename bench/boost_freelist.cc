@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boost.lockfree's freelist_stack (boost/lockfree/detail/freelist.hpp) as
  * a pool of 64-byte objects: the free list under boost::lockfree::stack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * boost.lockfree's free list as a pool of fixed-size objects: the C side
  * of boost_freelist.cc, which c_lean.c makes a contender of. Built only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lean shared free lists a bare pool is measured against: one list
  * of BENCH_CAPACITY objects shared by every thread, no per-thread cache,

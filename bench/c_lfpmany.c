@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool on the workloads of an engine with many pools and of size-class
  * families (workloads_many.h), on pools made fresh for each run:

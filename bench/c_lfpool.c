@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool in its three modes, each on a fresh pool per run:
  * - bare: the shared lock-free stack alone (LFP_F_NO_CACHE);

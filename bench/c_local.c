@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The practical limit: each thread pops and pushes pointers on its own
  * array, with no atomics and no sharing. It cannot take back an object

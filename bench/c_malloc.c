@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * General-purpose allocators asked for 64 bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fixed-size pools a user could build from other libraries: a free list
  * of BENCH_CAPACITY objects on

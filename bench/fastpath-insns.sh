@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Count the instructions of lfpool.h's inline fast paths, from a
 # function's entry to its first return (the path of an allocation that
 # finds a slot in the cache, of a release that finds room), with each C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfp_config.cache_size and batch_size of the cached lfpool rows, as the
  * command line set them (--lfp-cache-size, --lfp-batch-size), and whether

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where a change of pool costs: one thread, pairs (allocate, write 64
  * bytes, release) on N = 1, 2, 4, 8 pools in turn, as lfpbench's

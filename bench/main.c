@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The driver: runs every contender on every workload at every thread
  * count, several times, and writes the report.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Medians and speeds of the table's cells: what every section of the
  * report reads (report.c, report_many.c, report_lean.c). A leaf: it calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bulk calls against the single ones, on one thread, in ns per handle
  * or per object (CPU time of the calling thread, median of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Throughput against threads, one panel per workload, from the data files
 # lfpbench writes. Run by run-bench.sh as: gnuplot -e "dir='results'" plot.gp
 if (!exists("dir")) dir = "."

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw.tsv: every repetition of every cell, with the facts about the run in
  * "#key<TAB>value" lines first, so that --from can rebuild the report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report: ratios between medians of the same run, the targets
  * lfpool's caches are held to, as markdown (results.md); every repetition

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report's section on bare shared lists: lfpool's shared stack
  * without caches (lfp_bare) against the lean lists of c_lean.c on pairs,

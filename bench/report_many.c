@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report's sections on many pools and on families, from medians of
  * the same run, when those workloads were measured:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Run lfpbench with the peer allocators found on this system, then plot.
 # usage: run-bench.sh LFPBENCH SRCDIR OUTDIR [lfpbench options]
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One run: one contender, one workload, a number of threads. The workers
  * loop until told to stop; the driver thread sleeps through a warm-up,

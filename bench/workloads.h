@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The workloads, written once and compiled into each contender's file so
  * that the contender's alloc and free are inlined into the loops (an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The workloads of an engine with many pools, and of size-class families,
  * compiled into each contender's file as workloads.h's are. A contender

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * iterate_cost: what a walk over a pool's live objects costs, per live
  * object, against a plain array that holds only live objects.

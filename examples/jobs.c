@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobs: a small job system on one lfpool pool, with payloads in a family.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * particles: a spell bursts sparkles.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tbb_particles: lfpool under a job system, oneTBB.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool: a thread-safe, lock-free pool of fixed-size objects.
  *

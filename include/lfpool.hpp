@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool.hpp: the C++ interface to lfpool (C++17, header-only).
  *

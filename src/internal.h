@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Every internal header of lfpool, for the tests and the stress harness,
  * which reach inside, lowest layer first. The library's own files

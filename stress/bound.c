@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bound: how many slots the threads of a run can hold and park at
  * most, all told. A run whose pool has more slots than that cannot run

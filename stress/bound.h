@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bound.c: how many slots the threads of a run can hold and park at
  * most. Rank 0, a leaf: calls nothing in the harness.

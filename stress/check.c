@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The invariants: one owner word per slot, a pattern in every live object,
  * and the final census.

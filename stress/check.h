@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.c: the invariants (the slots' owner words, the pattern in every
  * live object, the final census), the hooks' checks, and the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The clock of lfpool-stress: the monotonic time in seconds that times
  * the run, its ticks and each worker's end; and waits on a condition

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c: the run's monotonic clock, and a wait on a condition variable
  * that gives up after a while. Rank 0, a leaf: calls nothing in the

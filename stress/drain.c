@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The drain of an idle round (idle.c has the plan): the drainer takes
  * what it can while the others go idle, then, once they are all parked,

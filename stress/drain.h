@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drain.c: the drain of an idle round and the judgment of what it got.
  * Rank 3: calls life.c, exhaust.c and the leaves check.c, mode.c and

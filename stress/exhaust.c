@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * When running out is allowed. Normally an allocation may come back empty
  * whenever the pool is busy: slots sit in other threads' caches, or in

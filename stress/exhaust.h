@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * exhaust.c: when running out is allowed, the marks of the modes' pool
  * calls, and LFP_EXHAUST_ABORT turned into a violation. Rank 1: calls only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Handles. In runs with the handle or deferred mode every object gets its
  * handle checked when it arrives and whenever it changes hands; the handle

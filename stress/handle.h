@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handle.c: handles taken, checked, released, forged and kept after
  * release. Rank 3: calls life.c, rcu.c and the leaves check.c and mode.c.

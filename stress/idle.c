@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Idle rounds: workers that go idle holding caches, and a thread that
  * must still get every free slot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle.c: idle rounds, workers parked holding caches while worker 0
  * drains the pool. Rank 4: calls drain.c, exhaust.c and the leaves mode.c

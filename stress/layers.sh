@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The harness's files form layers: each calls only files of a lower rank,
 # so the main file calls down, the modes never call back into the worker,
 # and there is no circle (each file's header states its rank too).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool-stress: main and the supervisor. See stress.h for the plan and
  * --help for the command line.

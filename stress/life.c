@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A life: one thread's time in a worker's seat (struct stress_life). How
  * a life begins (its random stream, its share of each kind of operation,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * life.c: a life, one thread's time in a worker's seat (struct
  * stress_life, in run.h): how it begins and ends, what it shows the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The names of the modes and of the exhaustion policies, and whether a
  * run has a mode: what the parser, the modes and the report share.

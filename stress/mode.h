@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mode.c: the names of the modes and of the exhaustion policies, and
  * whether a run has a mode. Rank 0, a leaf: calls nothing in the harness.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One operation of a worker's life: allocate or release an object, in the
  * way the mix picks (pool, cache, explicit, bulk, by handle, deferred),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ops.c: one operation of a worker's life. Rank 5: calls idle.c,
  * handle.c, rcu.c, exhaust.c, life.c and the leaves check.c and mode.c;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The command line of lfpool-stress: the defaults, and each option's
  * spelling and range, parsed into struct stress_opts. Whether the options

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * options.c: the command line parsed into struct stress_opts. Rank 1:
  * calls only the leaves mode.c and usage.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RCU readers (the deferred mode). Every life registers with liburcu's
  * memb flavour, as lfp_free_deferred requires of its callers and as read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rcu.c: RCU readers (the deferred mode) and each life's registration
  * with liburcu. Rank 1: calls only the leaf check.c.

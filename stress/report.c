@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What lfpool-stress tells: progress, the summary or JSON, and memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c: progress, the summary or JSON, and resident memory. Rank 1:
  * calls only the leaf mode.c; the main file calls it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state of a run that the supervisor (lfpool-stress.c) and the
  * workers share: each worker's seat, its inbox, its counts and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The harness must catch a broken pool. Each kind of fault has a copy of
 # the library built with it (src/Makefile.am), the harness linked with
 # that copy, and the modes that must catch it:

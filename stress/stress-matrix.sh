@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Run lfpool-stress over a matrix of thread counts and mixes; one line per
 # run, a total at the end, and a failure if any run fails.
 #   STRESS_MATRIX   short (make check, the default) or long (make stress)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # In a ThreadSanitizer build the harness must run by hand, as the README
 # shows, with no suppressions file: its own, built in from tests/tsan.supp,
 # hide the race inside Debian's uninstrumented liburcu (rcu_barrier frees

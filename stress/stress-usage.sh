@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The command line of lfpool-stress as a new user meets it: --help and
 # --version exit 0; a mistake exits 2 and says what was wrong and where to
 # look (an unknown option names --help; a bad value names the option).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tally: adding one worker's counts (or one life's) to another's, for
  * the worker's total over its lives and the run's total over its workers.

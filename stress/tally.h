@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tally.c: a worker's counts (struct stress_tally, in run.h), summed over
  * its lives and over the run's workers. Rank 0, a leaf: calls nothing in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfp_trim racing allocation. A thread calls lfp_trim in a loop while the
  * workers allocate and release. Each trim takes the whole shared free

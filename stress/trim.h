@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trim.c: the thread that calls lfp_trim while the workers allocate.
  * Rank 2: calls exhaust.c and the leaves check.c and mode.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ThreadSanitizer builds only: the harness's own suppressions, so that it
  * runs by hand with no TSAN_OPTIONS=suppressions=... and still does not

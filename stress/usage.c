@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The text of lfpool-stress --help: the options, the checks, the modes
  * and how to size a run that cannot run dry.

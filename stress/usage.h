@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * usage.c: the text of --help. Rank 0, a leaf: calls nothing in the
  * harness.

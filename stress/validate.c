@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rules a parsed command line must meet before a run: --grow and
  * --exhaust together, the modes that exclude each other, and the sizing

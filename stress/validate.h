@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * validate.c: which options go together. Rank 1: calls only the leaves
  * mode.c and bound.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The worker threads: the loop of each life of a worker, which runs
  * operations until the run stops, its worker has done --ops, or (with

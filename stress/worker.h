@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * worker.c: the workers' threads, each life's loop, its retirement and
  * successor. Rank 6: calls ops.c, idle.c, life.c and the leaves check.c

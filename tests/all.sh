@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Run the whole test suite: make check in three builds of the same tree,
 #   build-check  the default compiler, -Werror
 #   build-tsan   clang with ThreadSanitizer (halt_on_error=1)
@@ -258,11 +259,15 @@ check_installed_docs() {
 			exit 1
 		}
 	done
+	cmp "$top/LICENSE" "$prefix/share/doc/lfpool/LICENSE" || {
+		echo "the license is not installed in share/doc/lfpool" >&2
+		exit 1
+	}
 	test -f "$(pkg-config --variable=tsan_suppressions lfpool)" || {
 		echo "the TSan suppressions lfpool.pc names are not installed" >&2
 		exit 1
 	}
-	echo "installed: man pages, $version, examples, tsan.supp"
+	echo "installed: man pages, $version, examples, tsan.supp, LICENSE"
 }
 
 passed=0

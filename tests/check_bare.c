@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bare pools (LFP_F_NO_CACHE | LFP_F_UNCHECKED, no hooks): lfp_alloc and
  * lfp_free pop and push the free list inline, and go into the library

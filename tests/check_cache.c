@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread caches: explicit and implicit, batching, stealing, thread
  * exit, bulk calls, and pools destroyed under threads' feet. */
 #define _GNU_SOURCE /* REG_EFL, for single-stepping */

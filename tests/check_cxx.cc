@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The C++ interface (lfpool.hpp): construction and destruction counts,
 // typed handles, pmr containers over pool_resource and family_resource
 // with a counting upstream, worker caches handing objects across

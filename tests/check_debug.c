@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tools that watch released objects: the release fill, ASan
  * poisoning, and the debug report of refused releases. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Size-class families: routing by size on allocation and by address on
  * release, their errors, exhaustion and spilling, and many threads
  * releasing each other's objects of every size. */

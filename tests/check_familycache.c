@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A family's zones (the class of a pointer by arithmetic on its address)
  * and explicit family caches: routing, errors, spilling, reuse, and
  * workers that each keep one while releasing each other's objects. */

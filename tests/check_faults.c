@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Smaller promises: a growable pool needs room to grow; lfp_stats never
  * reports more cache hits than allocations, even while they happen; a

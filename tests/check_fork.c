@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork while other threads use the pools. The child has only the thread
  * that forked: whatever the others held at that moment (objects, their

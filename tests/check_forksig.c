@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork from a signal handler, as lfpool.h allows (POSIX lists fork as
  * async-signal-safe), interrupting the lfp call the thread was in: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Exhaustion policies, growth, reserve, trim, and a failure to get
  * memory while growing. */
 #include <errno.h>

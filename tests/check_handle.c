@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Generational handles: stale, foreign, forged and zeroed handles, release
  * by handle, wrap-around, and threads resolving each other's handles. */
 #include <errno.h>

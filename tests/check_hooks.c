@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Object hooks: ctor once per slot, at its first handout; on_alloc once
  * per allocation, on_free once per accepted release; never on a retry or
  * a refusal. */

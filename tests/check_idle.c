@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Slots parked in idle caches are not lost (lfp_alloc: "when the shared
  * list runs dry, the allocation empties idle caches into it first").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Live-object iteration: the exact live set, early stop, ranges that
  * partition the pool (and lfp_range's shares), release from the callback,
  * the iterator, and walks that run while other threads allocate and

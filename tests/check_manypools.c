@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Many pools on one thread: each pool's number, the thread's table of
  * implicit caches indexed by it (lfpool.h, lfpi_cache_tab), numbers

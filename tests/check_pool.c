@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation and release through the shared paths: counts, bad input,
  * exhaustion, lazy first touch, and threads handing objects around. */
 #include <ctype.h>

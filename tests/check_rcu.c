@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deferred release: a slot released with lfp_free_deferred is not reused
  * while a reader that may hold it is inside an RCU read-side section. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hooks that call back into their own pool: a ctor, on_alloc or on_free
  * that releases and allocates objects of the pool it is called from, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Async-signal safety. For a pool with the NULL exhaustion policy and no
  * hooks, a signal handler may allocate and release through an explicit

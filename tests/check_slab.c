@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sizing, alignment, bad configurations, index <-> pointer, caller memory. */
 #include <errno.h>
 #include <stdalign.h>

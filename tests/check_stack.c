@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tagged Treiber stack, alone and under concurrent use; the depot of
  * magazines built on it. */
 #include <pthread.h>

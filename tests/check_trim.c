@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfp_trim's promises: an allocation that finds the pool empty while trim
  * has the free list aside waits for it (no NULL, no growth, no abort);

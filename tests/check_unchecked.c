@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LFP_F_UNCHECKED: what lfpool.h promises of an unchecked pool, sentence
  * by sentence, in the mode the build runs in. Under --enable-debug, ASan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LFP_F_WAIT_DEFERRED: an allocation that finds the pool exhausted while
  * deferred releases wait for their grace period waits for one to come

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // lfpool.h must be valid C++ as well as C11: cxx_header.test compiles
 // this with every C++ compiler at hand, -std=c++17 -Wall -Wextra -pedantic
 // -Werror, and runs it. It needs no library: the header alone is on trial.

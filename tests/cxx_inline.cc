@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The fast paths of lfpool.h are inline in C++ as in C11: cxx_inline.test
 // compiles this file with each C++ compiler at hand and reads the
 // object's undefined symbols. Every call below must leave no reference

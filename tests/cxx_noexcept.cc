@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // lfpool.hpp without exceptions and RTTI: built with -fno-exceptions
 // -fno-rtti, this program uses the main API (pools, caches, handles,
 // unique_ptr, destroy by handle, for_each, a cache that outlives its

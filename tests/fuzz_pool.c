@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A libFuzzer target for lfpool's public API: `make fuzz` in tests/.
  *

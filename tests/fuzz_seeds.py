@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the seed corpus of fuzz_pool.c into tests/fuzz-corpus/.
 
 Each seed is a small program in the input language that fuzz_pool.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool.h under the warnings an engine builds its own code with:
  * header_warnings.test compiles this with each C compiler at hand, -Wall

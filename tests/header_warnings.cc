@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // lfpool.h and lfpool.hpp under the warnings an engine builds its own
 // code with: header_warnings.test compiles this with each C++ compiler at
 // hand, -Wall -Wextra -pedantic -Wshadow -Wold-style-cast -Wconversion

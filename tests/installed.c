@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Built by tests/all.sh against the installed library through pkg-config:
  * proves the header, the library and lfpool.pc work from outside. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Built by tests/all.sh against the installed library through pkg-config,
 // as C++17: proves lfpool.hpp is installed and works from outside with
 // the same flags as a C program (pools, caches, handles, pool_resource).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program whose malloc is built on lfpool: requests of up to SHIM_MAX
  * bytes come from one pool, the rest from glibc. This is what an

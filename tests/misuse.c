@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program that misuses a pool the way a user's bug would, for the tests
  * that must see the tools catch it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program whose pool fires a known number of probes, for
  * probes_trace.test to count with a tracer: a pool named argv[1] of 8

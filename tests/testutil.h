@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the Check unit tests. */
 #ifndef LFP_TESTUTIL_H
 #define LFP_TESTUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A user's program built with -fsanitize=address and linked with a build
  * of lfpool that was not: the library must still poison released objects,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program built against lfpool through its CMake package (or lfpool.pc),
  * see CMakeLists.txt. It exits non-zero if the library it runs with is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A C++ program built against lfpool through its CMake package (see
 // CMakeLists.txt): worker threads make and destroy entities through their
 // own caches of one pool, then a family serves two sizes. It exits

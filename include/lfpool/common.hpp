@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/common.hpp: what the pieces of lfpool.hpp share. Part of
  * lfpool.hpp's API, normally reached through it; each of the other pieces

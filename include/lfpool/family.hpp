@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/family.hpp: lfp::family, a family of size classes, and
  * lfp::family_cache, one worker's explicit cache of it, with the deleters

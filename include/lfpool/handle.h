@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/handle.h: the bodies of lfpool.h's handle helpers
  * (lfp_handle_index, lfp_handle_gen, lfp_handle_is_null, lfp_handle_eq),

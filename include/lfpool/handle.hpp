@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/handle.hpp: lfp::handle<T>, the typed generational handle, and
  * its std::hash. Part of lfpool.hpp's API, normally reached through it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/hot.h: what lfpool.h's inline fast paths stand on: the
  * portability macros (LFPI_H_*: C11 atomics, or the compiler's builtins

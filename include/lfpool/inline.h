@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/inline.h: lfpool.h's inline fast paths: the bodies of
  * lfp_alloc, lfp_free, lfp_cache_alloc, lfp_cache_free and the family's,

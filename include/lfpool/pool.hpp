@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/pool.hpp: lfp::pool<T>, a pool of T, and lfp::cache<T>, one
  * worker's explicit cache of it, with the deleters of the unique_ptrs

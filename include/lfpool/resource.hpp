@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/resource.hpp: lfp::pool_resource and lfp::family_resource,
  * std::pmr::memory_resource over a pool or a family of their own. Part of

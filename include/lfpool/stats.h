@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfpool/stats.h: the body of lfpool.h's lfp_stats_delta, static inline
  * in every program, with or without LFP_NO_INLINE.

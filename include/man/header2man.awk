@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # header2man.awk: the section 3 manual of lfpool, made from lfpool.h.
 #
 #   awk -v version=0.1.0 [-v pages="lfpool.3 lfp_alloc.3 ..."] \

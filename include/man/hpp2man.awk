@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # hpp2man.awk: lfpool.hpp(3), the manual of the C++ interface, made from
 # lfpool.hpp and its pieces as header2man.awk makes section 3 from lfpool.h.
 #

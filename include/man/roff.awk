@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # roff.awk: what the two page makers share (header2man.awk for lfpool.h,
 # hpp2man.awk for lfpool.hpp): loaded with -f before either.
 # Plain POSIX awk.

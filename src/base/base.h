@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What every layer of lfpool shares: the "no index" value, branch hints,
  * the cache line, thread-local storage and the ThreadSanitizer edges.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Event counters, sharded: each thread adds to one shard of a pool's
  * counters, picked once per thread, so counting never makes threads share

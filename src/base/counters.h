@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * In base/, below every layer: event counters, sharded. Each thread adds to
  * one shard of a pool's counters (picked once per thread), so counting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfp_strerror: what an error code of lfpool means in the pool's own
  * terms. A leaf: it calls nothing of the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The library's mutexes (each pool's grow_lock, fork.c's list lock) as a
  * fork from a signal handler must see them. fork's prepare takes every

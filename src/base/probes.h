@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Static tracepoints (USDT, <sys/sdt.h>) of provider "lfpool", one at
  * each slow-path event: refills, flushes, steals, exhaustion, growth,

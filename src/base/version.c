@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfp_version: the library's own version. A leaf: it calls nothing of the
  * library.

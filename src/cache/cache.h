@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cache layer (cache/, below pool/): thread caches. The fast path
  * is inline in lfpool.h; here are the cache's layout, the handshake with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-thread magazines (Bonwick's caches): explicit ones made with
  * lfp_cache_create, implicit ones made on a thread's first lfp_alloc or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork(2) and the caches: fork.c's handlers call these with every pool
  * locked. Before the fork every cache is taken as a thief takes it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Whether a fork holds every cache: fork.c raises the flag before its
  * prepare handler takes the caches (fork_hold.c) and lowers it after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the files of cache/ share and nothing above them uses: functions
  * that one file of the folder owns and another calls, and the thread's

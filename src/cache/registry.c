@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The registry of a pool's caches and the implicit ones. Caches of a pool
  * sit in a registry that only grows; a cache given up is marked dead and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Stealing. Slots parked in a cache are not lost to other threads: when
  * the shared stack and the fresh slots run out, an allocating thread

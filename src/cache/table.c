@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pools' numbers and each thread's table of its implicit caches,
  * indexed by them (lfpi_cache_tab, which lfpool.h's inline paths read):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The census of a pool, for the tests and the stress harness: every slot
  * is exactly one of live, listed (the free list or a depot magazine),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The census (audit.c): a consistency check of a whole pool for the
  * tests and the stress harness, above every layer.

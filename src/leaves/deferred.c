@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Deferred release, the entry points: lfp_free_deferred checks a release
  * as lfp_free does (strictly) and hands the slot to rcu.c, which returns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * family.c: size-class families, a pool per object size behind one
  * allocator that takes a size.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Generational handles and live-object iteration.
  *

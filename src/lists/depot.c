@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The depot: loaded and empty magazines on two lock-free stacks. The
  * magazines live in the pool's block, laid out for the pool's largest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lists layer (lists/, above base/): the depot of magazines
  * (Bonwick and Adams, "Magazines and Vmem", 2001). A magazine is an array

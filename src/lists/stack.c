@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lock-free stack: a Treiber stack of nodes named by 32-bit indices.
  * It holds free slots (linked through their metadata) and the depot's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lists layer (lists/, above base/): the lock-free stack.
  * A Treiber stack of nodes named by 32-bit indices, whose `next` words

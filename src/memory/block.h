@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pool's block as data: the per-slot metadata and the header, struct
  * lfp_pool, that aggregates every layer's state (the free list, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The slab: how big a pool is, where its parts lie in one block of memory,
  * and where that block comes from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The memory layer (memory/, above lists/): the slab. How big a pool is,
  * where its parts lie in one block of memory, where the block comes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bare pools: a pool with LFP_F_NO_CACHE and LFP_F_UNCHECKED that
  * nothing sends out of line on every call (no hooks, no debug tool) is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bare pools (bare.c): the inline paths' words, and the live count of a
  * pool whose inline calls count nothing.

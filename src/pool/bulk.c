@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The bulk calls: lfp_cache_alloc_bulk and lfp_cache_free_bulk move a run
  * of slots through a cache in one operation each (lfpi_cache_pop_run,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Keeping pools usable in a child of fork (fork.c): the handlers that
  * hold every pool's locks and caches across fork(2). For the pool's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What a pool does when it runs out: grow, ask the user to reclaim, or
  * abort; and growth and preallocation (lfp_trim is in trim.c).

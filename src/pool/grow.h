@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The exhaustion policy (grow.c): what an allocation that finds the pool
  * empty does, after stealing: wait for a trim or for deferred slots,

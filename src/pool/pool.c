@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The public entry points: creating and destroying a pool, the shared
  * (uncached) allocation and release paths, and the slow paths of the

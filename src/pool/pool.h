@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pool layer (pool/, above cache/): taking and releasing slots
  * (generations, hooks) and the shared path (pool.c; the bulk calls are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What lfp_stats and its relatives report: the pool's counter shards and
  * its caches' counters, summed, and the gauges derived from them. Above

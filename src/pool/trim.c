@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Giving idle memory back to the system: lfp_trim.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Giving idle memory back (trim.c, lfp_trim): what the pool's handout
  * and destroy need of it. Calls the lists and the slab.

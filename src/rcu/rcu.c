@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The slots waiting for an RCU grace period: a slot released with
  * lfp_free_deferred (deferred.c, which checks the release) goes back to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The slots waiting for an RCU grace period (rcu.c): a leaf below the
  * caches and the pool. The pool destroys the table, the exhaustion policy

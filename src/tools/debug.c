@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Catching users' bugs, and the pool's own: the tools that watch released
  * objects (a fill pattern, AddressSanitizer poisoning, Valgrind memcheck's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tools layer (tools/, above memory/), a leaf: the tools that watch
  * objects (fill, ASan, Valgrind) and the reports that name a pool. Called

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Check one Promela model of tests/model with Spin, once.
 #
 # Usage: check.sh NAME EXPECT [spin -D options]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A Promela model of how lfpool's thread caches exchange free slots with
  * the pool (src/cache/exchange.c, lfpi_pool_take in src/pool/pool.c):

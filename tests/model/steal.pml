@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A Promela model of the handshake by which a starving thread (a thief)
  * takes the free slots of another thread's cache without a lock on the

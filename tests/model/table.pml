@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A Promela model of lfpool's pool numbers, reused after lfp_destroy, and
  * of a thread's hints to its implicit caches: its table indexed by pool
