@@ -247,6 +247,11 @@ state == "internal" {
 	next
 }
 
+# The license line atop each file documents nothing.
+/^\/\* SPDX-License-Identifier: [^*]*\*\/[ \t]*$/ {
+	next
+}
+
 /^[ \t]*\/\*/ {
 	flush_comment()
 	ctext = comment_line($0)

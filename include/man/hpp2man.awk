@@ -90,6 +90,11 @@ state == "comment" {
 	next
 }
 
+# The license line atop each file documents nothing.
+/^\/\* SPDX-License-Identifier: [^*]*\*\/[ \t]*$/ {
+	next
+}
+
 /^[ \t]*\/\*/ && state == "code" {
 	ctext = comment_line($0)
 	state = "comment"
