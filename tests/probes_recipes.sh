@@ -56,9 +56,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-skip() { echo "SKIP: $*"; exit 77; }
 fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
+# What failed already (the page, README.md) fails the test all the same.
+skip() {
+	printf 'SKIP: %s\n' "$*"
+	[ "$fail" = 0 ] || exit 1
+	exit 77
+}
 
 # ---------------------------------------------------------------------
 # The recipes, from the page: $tmp/recipe.TAG, and $tmp/tags in order.
@@ -113,7 +118,8 @@ if command -v groff >/dev/null; then
 	for f in "$tmp"/recipe.*; do
 		sed 's/^ *//' "$f" | while IFS= read -r l; do
 			grep -qxF -- "$l" "$tmp/rendered" ||
-				echo "FAIL: ${f##*/recipe.} renders otherwise than it runs: $l"
+				printf 'FAIL: %s renders otherwise than it runs: %s\n' \
+					"${f##*/recipe.}" "$l"
 		done
 	done >"$tmp/render.fail"
 	[ -s "$tmp/render.fail" ] && { cat "$tmp/render.fail"; fail=1; }
@@ -154,7 +160,6 @@ else
 	command -v flock >/dev/null || skip "flock not found"
 	export PERF_BUILDID_DIR="$tmp/buildid"
 fi
-[ "$fail" = 0 ] || exit 1
 
 lib=../src/.libs/$(readelf -d ../src/.libs/liblfpool.so |
 	sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
