@@ -25,7 +25,9 @@
 # refused, tracefs not mounted at /sys/kernel/tracing (where the perf
 # recipes look). perf's events are global: one run at a time adds them
 # (a lock shared with probes_trace.test), never over events someone else
-# added, and deletes them on any exit.
+# added, and deletes them on any exit. The tracing tests of one build
+# take turns (probes-trace.lock), since a tracer of one would put its
+# uprobes where another waits for its own.
 set -u
 LC_ALL=C
 export LC_ALL
@@ -146,7 +148,7 @@ fi
 
 [ "${HAVE_PROBES:-yes}" = yes ] || skip "built with --disable-probes"
 [ "$(id -u)" = 0 ] || skip "tracing needs root"
-for c in "$tool" readelf timeout mkfifo od dd; do
+for c in "$tool" readelf timeout mkfifo od dd flock; do
 	command -v "$c" >/dev/null || skip "$c not found"
 done
 [ -d /sys/bus/event_source/devices/uprobe ] || [ -e "$tracefs/uprobe_events" ] ||
@@ -157,7 +159,6 @@ if [ "$tool" = bpftrace ]; then
 else
 	[ -e "$tracefs/uprobe_events" ] ||
 		skip "tracefs is not mounted at $tracefs, where the recipes look (mount -t tracefs nodev $tracefs)"
-	command -v flock >/dev/null || skip "flock not found"
 	export PERF_BUILDID_DIR="$tmp/buildid"
 fi
 
@@ -172,6 +173,12 @@ for p in "$shared" "$static"; do
 done
 readelf -n "$static" | grep -q 'Provider: lfpool' ||
 	{ echo "FAIL: $static carries no probe"; exit 1; }
+
+# One tracing test of this build at a time (probes_trace.test too): a
+# tracer attached to the library for every process puts its uprobes on
+# the sites the others wait for.
+exec 7>probes-trace.lock
+timeout 300 flock 7 || skip "another probes test of this build holds probes-trace.lock"
 
 # ---------------------------------------------------------------------
 # Running a recipe.
