@@ -225,7 +225,8 @@ check_installed_docs() {
 		}
 	done
 	# Rendered, with groff's warnings on: none may come out.
-	for page in "3 lfp_alloc" "3 lfpool" "3 lfpool.hpp" "7 lfpool"; do
+	for page in "3 lfp_alloc" "3 lfpool" "3 lfpool.hpp" "7 lfpool" \
+		"7 lfpool-probes"; do
 		# shellcheck disable=SC2086
 		warnings=$(MANPAGER=cat MANWIDTH=80 man --warnings \
 			-M "$prefix/share/man" $page 2>&1 >/dev/null)
