@@ -68,10 +68,17 @@ check_install() {
 	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 	export PKG_CONFIG_PATH
 	# lfpool.h needs only its own directory: liburcu's flags stay private.
+	# lfpool.pc names it from its own place (<libdir>/pkgconfig/../..):
+	# one -I, of the install's include directory.
 	cflags=$(pkg-config --cflags lfpool | sed 's/[[:space:]]*$//')
-	if [ "$cflags" != "-I$prefix/include" ]; then
+	case $cflags in
+	-I*' '* | *' '-I*) incdir= ;;
+	-I?*) incdir=$(cd "${cflags#-I}" 2>/dev/null && pwd -P) || incdir= ;;
+	*) incdir= ;;
+	esac
+	if [ -z "$incdir" ] || [ "$incdir" != "$(cd "$prefix/include" && pwd -P)" ]; then
 		echo "pkg-config --cflags lfpool gives '$cflags'," \
-		     "not only -I$prefix/include (liburcu's flags leak)" >&2
+		     "not only -I of $prefix/include (liburcu's flags leak)" >&2
 		exit 1
 	fi
 	# shellcheck disable=SC2046
