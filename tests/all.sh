@@ -208,7 +208,23 @@ check_installed_cmake() {
 	for p in $progs; do
 		"$build/$p"
 	done
-	echo "installed: the CMake package's example builds and runs"
+	# Every example, run as its own test runs it; tbb_particles where
+	# find_package(TBB) finds oneTBB, and the project must say so if not.
+	san=$(sed -n 's/^set(lfpool_SANITIZER "\([a-z]*\)")$/\1/p' \
+		"$prefix/lib/cmake/lfpool/lfpoolConfig.cmake")
+	for p in particles jobs iterate_cost tbb_particles; do
+		if [ $p = tbb_particles ] && [ ! -x "$build/$p" ]; then
+			grep -q 'tbb_particles is not built' "$build.out" || {
+				echo "the CMake project neither built tbb_particles" \
+				     "nor said why" >&2
+				exit 1
+			}
+			echo "installed: tbb_particles not built (no oneTBB for CMake)"
+			continue
+		fi
+		(cd "$build" && SANITIZER=${san:-no} sh "$top/examples/$p.test")
+	done
+	echo "installed: the CMake package's example builds and runs, and every example"
 }
 
 # What make install puts beside the library: the manual (section 3 made
