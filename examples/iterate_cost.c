@@ -20,6 +20,21 @@
  * (AnonHugePages in /proc/self/smaps_rollup) once both pools are full.
  *
  * Single-threaded; numbers are for comparing on one machine, not absolute.
+ *
+ * To build it against an installed lfpool, in the directory that holds
+ * it, <prefix>/share/doc/lfpool/examples (or a copy):
+ *
+ *   cc -O2 -pthread -o iterate_cost iterate_cost.c \
+ *       $(pkg-config --cflags --libs lfpool)
+ *
+ * or with CMake, whose project in cmake/ there builds every example:
+ *
+ *   cmake -S cmake -B build -DCMAKE_PREFIX_PATH=<prefix>
+ *   cmake --build build --target iterate_cost
+ *
+ * Where the dynamic linker does not search <prefix>/lib, run the program
+ * pkg-config's line built with LD_LIBRARY_PATH=<prefix>/lib (CMake's has
+ * a run path).
  */
 #include <errno.h>
 #include <getopt.h>

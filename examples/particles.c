@@ -26,6 +26,21 @@
  * deaths and failures. Any violation makes the program exit non-zero.
  *
  * Uses only the public API of lfpool.
+ *
+ * To build it against an installed lfpool, in the directory that holds
+ * it, <prefix>/share/doc/lfpool/examples (or a copy):
+ *
+ *   cc -O2 -pthread -o particles particles.c \
+ *       $(pkg-config --cflags --libs lfpool) -lm
+ *
+ * or with CMake, whose project in cmake/ there builds every example:
+ *
+ *   cmake -S cmake -B build -DCMAKE_PREFIX_PATH=<prefix>
+ *   cmake --build build --target particles
+ *
+ * Where the dynamic linker does not search <prefix>/lib, run the program
+ * pkg-config's line built with LD_LIBRARY_PATH=<prefix>/lib (CMake's has
+ * a run path).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -58,6 +58,23 @@
  * --misuse share|nested breaks the rules on purpose, for the test that the
  * checks catch it: every slot shares cache 0, or the nested arena's code
  * uses our table with its own index.
+ *
+ * To build it against an installed lfpool and oneTBB (Debian's
+ * libtbb-dev, which has tbb.pc and oneTBB's CMake package), in the
+ * directory that holds it, <prefix>/share/doc/lfpool/examples (or a copy):
+ *
+ *   c++ -std=c++17 -O2 -pthread -o tbb_particles tbb_particles.cc \
+ *       $(pkg-config --cflags --libs lfpool tbb)
+ *
+ * or with CMake, whose project in cmake/ there builds every example (this
+ * one where find_package(TBB) finds oneTBB):
+ *
+ *   cmake -S cmake -B build -DCMAKE_PREFIX_PATH=<prefix>
+ *   cmake --build build --target tbb_particles
+ *
+ * Where the dynamic linker does not search <prefix>/lib, run the program
+ * pkg-config's line built with LD_LIBRARY_PATH=<prefix>/lib (CMake's has
+ * a run path).
  */
 #include <lfpool.hpp>
 

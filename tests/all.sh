@@ -68,10 +68,17 @@ check_install() {
 	PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 	export PKG_CONFIG_PATH
 	# lfpool.h needs only its own directory: liburcu's flags stay private.
+	# lfpool.pc names it from its own place (<libdir>/pkgconfig/../..):
+	# one -I, of the install's include directory.
 	cflags=$(pkg-config --cflags lfpool | sed 's/[[:space:]]*$//')
-	if [ "$cflags" != "-I$prefix/include" ]; then
+	case $cflags in
+	-I*' '* | *' '-I*) incdir= ;;
+	-I?*) incdir=$(cd "${cflags#-I}" 2>/dev/null && pwd -P) || incdir= ;;
+	*) incdir= ;;
+	esac
+	if [ -z "$incdir" ] || [ "$incdir" != "$(cd "$prefix/include" && pwd -P)" ]; then
 		echo "pkg-config --cflags lfpool gives '$cflags'," \
-		     "not only -I$prefix/include (liburcu's flags leak)" >&2
+		     "not only -I of $prefix/include (liburcu's flags leak)" >&2
 		exit 1
 	fi
 	# shellcheck disable=SC2046
@@ -201,14 +208,31 @@ check_installed_cmake() {
 	for p in $progs; do
 		"$build/$p"
 	done
-	echo "installed: the CMake package's example builds and runs"
+	# Every example, run as its own test runs it; tbb_particles where
+	# find_package(TBB) finds oneTBB, and the project must say so if not.
+	san=$(sed -n 's/^set(lfpool_SANITIZER "\([a-z]*\)")$/\1/p' \
+		"$prefix/lib/cmake/lfpool/lfpoolConfig.cmake")
+	for p in particles jobs iterate_cost tbb_particles; do
+		if [ $p = tbb_particles ] && [ ! -x "$build/$p" ]; then
+			grep -q 'tbb_particles is not built' "$build.out" || {
+				echo "the CMake project neither built tbb_particles" \
+				     "nor said why" >&2
+				exit 1
+			}
+			echo "installed: tbb_particles not built (no oneTBB for CMake)"
+			continue
+		fi
+		(cd "$build" && SANITIZER=${san:-no} sh "$top/examples/$p.test")
+	done
+	echo "installed: the CMake package's example builds and runs, and every example"
 }
 
 # What make install puts beside the library: the manual (section 3 made
 # from lfpool.h and lfpool.hpp, section 1 for the harness, section 7's
 # lfpool and lfpool-probes, written by hand), lfpool-stress running from
 # the prefix, the examples' sources, which must build against the
-# installed library, and the TSan suppressions lfpool.pc points to.
+# installed library by the lines of their header comments, and the TSan
+# suppressions lfpool.pc points to.
 check_installed_docs() {
 	prefix=$1
 	command -v man >/dev/null || {
@@ -248,17 +272,30 @@ check_installed_docs() {
 		     "lfpool.pc $(pkg-config --modversion lfpool)" >&2
 		exit 1
 	fi
+	# Every example, built in a copy of the installed directory by the
+	# pkg-config line of its header comment, and run as its own test runs
+	# it; tbb_particles where oneTBB has its tbb.pc.
 	examples=$prefix/share/doc/lfpool/examples
-	# shellcheck disable=SC2046
-	cc -std=c11 -Wall -Werror -pthread -o "$dir/installed-jobs" \
-		"$examples/jobs.c" $(pkg-config --cflags --libs lfpool)
-	LD_LIBRARY_PATH=$prefix/lib "$dir/installed-jobs" --workers 2 --depth 4 \
-		--fanout 3 --capacity 64 --quiet
-	for f in particles.c iterate_cost.c; do
-		test -f "$examples/$f" || {
-			echo "$examples/$f is not installed" >&2
+	rm -rf "$dir/installed-examples"
+	cp -R "$examples" "$dir/installed-examples"
+	for src in particles.c jobs.c iterate_cost.c tbb_particles.cc; do
+		name=${src%.*}
+		if [ "$name" = tbb_particles ] && ! pkg-config --exists tbb; then
+			echo "installed: tbb_particles not built (no tbb.pc:" \
+			     "apt-get install libtbb-dev)"
+			continue
+		fi
+		line=$(awk -f "$top/examples/build-line.awk" "$examples/$src")
+		case $line in
+		*" -o $name $src "*) ;;
+		*)
+			echo "$examples/$src has no line that builds it: '$line'" >&2
 			exit 1
-		}
+			;;
+		esac
+		(cd "$dir/installed-examples" && sh -c "$line")
+		(cd "$dir/installed-examples" && LD_LIBRARY_PATH=$prefix/lib \
+			SANITIZER=no sh "$top/examples/$name.test")
 	done
 	cmp "$top/LICENSE" "$prefix/share/doc/lfpool/LICENSE" || {
 		echo "the license is not installed in share/doc/lfpool" >&2
@@ -268,7 +305,7 @@ check_installed_docs() {
 		echo "the TSan suppressions lfpool.pc names are not installed" >&2
 		exit 1
 	}
-	echo "installed: man pages, $version, examples, tsan.supp, LICENSE"
+	echo "installed: man pages, $version, examples built by their lines, tsan.supp, LICENSE"
 }
 
 passed=0
