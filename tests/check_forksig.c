@@ -96,9 +96,38 @@ static void fs_on(int sig, void (*fn)(int))
 
 static void fs_timer(long usec)
 {
-	struct itimerval it = { { 0, usec }, { 0, usec } };
+	struct itimerval it = { { usec / 1000000, usec % 1000000 },
+				{ usec / 1000000, usec % 1000000 } };
 
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * The period of a timer whose handler forks: usec, or four times what a
+ * fork costs here if that is more. A fork that takes longer than the
+ * period finds the next signal waiting when it returns, so the handler
+ * forks again at once and the interrupted code never gets on (a fork
+ * took 1 ms on a virtual machine, against the 500 us these tests took
+ * for granted, and they ran out their time having done nothing else).
+ * The cost: the slowest of eight forks of a child that exits at once,
+ * each waited for.
+ */
+static long fs_fork_period(long usec)
+{
+	uint64_t most = 0;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t t0 = test_now_ns(), t;
+		pid_t pid = fork();
+
+		if (pid == 0)
+			fs_exit(0);
+		ck_assert_int_gt(pid, 0);
+		ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+		if ((t = test_now_ns() - t0) > most)
+			most = t;
+	}
+	return (long)(most / 1000 * 4) > usec ? (long)(most / 1000 * 4) : usec;
 }
 
 /* Reap the children that ended; count them and the bad ones. */
@@ -107,6 +136,18 @@ static void fs_reap(int flags, int *done, int *bad)
 	int st;
 
 	while (waitpid(-1, &st, flags) > 0) {
+		++*done;
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			++*bad;
+	}
+}
+
+/* Wait for one child to end, and count it. */
+static void fs_reap_one(int *done, int *bad)
+{
+	int st;
+
+	if (waitpid(-1, &st, 0) > 0) {
 		++*done;
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			++*bad;
@@ -123,10 +164,38 @@ static void fs_reap(int flags, int *done, int *bad)
 static void *fs_objs[FS_K];
 static volatile sig_atomic_t fs_handler_dup;
 
+/*
+ * The timer fires every 700 us whatever the children do; on a loaded
+ * machine children end slower than that, and forking at each tick piled
+ * up thousands of them, until fork failed for want of process ids and
+ * every test running beside this one starved. So a handler forks only
+ * while fewer than FS_LIVE of its children are unreaped, and no more
+ * than fs_want in all. fs_forked is written by the handlers alone,
+ * fs_reaped by the thread's own code alone (the handler interrupts it,
+ * so one writer each, or an update would be lost).
+ */
+#define FS_LIVE 4
+static volatile sig_atomic_t fs_forked, fs_reaped, fs_want;
+
+/* In a handler: fork now? True in the child. */
+static bool fs_fork_child(void)
+{
+	pid_t pid;
+
+	if (fs_in_child || fs_forked >= fs_want ||
+	    fs_forked - fs_reaped >= FS_LIVE)
+		return false;
+	if ((pid = fork()) == 0)
+		return true;
+	if (pid > 0)
+		fs_forked++;
+	return false;
+}
+
 static void fs_fork_busy(int sig)
 {
 	(void)sig;
-	if (fs_in_child || fork() != 0)
+	if (!fs_fork_child())
 		return;
 	fs_in_child = 1;
 	fs_handler_dup = fs_take_all();
@@ -142,8 +211,11 @@ static void fs_fork_during_ops(void (*handler)(int))
 	int forks = under_sanitizer() ? 40 : 200, done = 0, bad = 0, dup = 0;
 	void *p;
 
+	fs_forked = fs_reaped = 0;
+	fs_want = forks;
 	fs_on(SIGALRM, handler);
-	fs_timer(under_sanitizer() ? 7000 : 700); /* a sanitizer's fork costs ms */
+	/* A sanitizer's fork costs ms. */
+	fs_timer(fs_fork_period(under_sanitizer() ? 7000 : 700));
 	while (done < forks) {
 		for (int i = 0; i < FS_K; i++)
 			fs_objs[i] = lfp_alloc(fs_pool);
@@ -155,6 +227,7 @@ static void fs_fork_during_ops(void (*handler)(int))
 		if (fs_in_child)
 			break;
 		fs_reap(WNOHANG, &done, &bad);
+		fs_reaped = done;
 	}
 	if (fs_in_child) {
 		/* The frame resumed: what it holds, then everything else. */
@@ -193,7 +266,7 @@ static void fs_fork_busy_bare(int sig)
 	void *p;
 
 	(void)sig;
-	if (fs_in_child || fork() != 0)
+	if (!fs_fork_child())
 		return;
 	fs_in_child = 1;
 	while ((p = lfp_alloc(fs_pool)))
@@ -225,9 +298,8 @@ static volatile long fs_delay_ns;
 static void fs_fork_take(int sig)
 {
 	(void)sig;
-	if (fork() != 0)
-		return;
-	fs_exit(fs_take_all());
+	if (fs_fork_child())
+		fs_exit(fs_take_all());
 }
 
 static void *fs_exiting_worker(void *arg)
@@ -258,6 +330,8 @@ START_TEST(fork_in_handler_during_exit)
 
 	/* Small magazines: giving the cache back takes a while. */
 	fs_pool_make(4096, 8, 0);
+	fs_forked = fs_reaped = 0;
+	fs_want = runs;
 	fs_on(SIGUSR1, fs_fork_take);
 	srand(1);
 	for (int r = 0; r < runs; r++) {
@@ -267,6 +341,10 @@ START_TEST(fork_in_handler_during_exit)
 		pthread_join(th, NULL);
 		usleep(100);
 		fs_reap(WNOHANG, &done, &bad);
+		/* Room for the next run's child, however slow they end. */
+		while (fs_forked - done >= FS_LIVE)
+			fs_reap_one(&done, &bad);
+		fs_reaped = done;
 	}
 	fs_reap(0, &done, &bad);
 	ck_assert_msg(bad == 0, "%d of %d children got a slot twice", bad, done);
@@ -311,7 +389,7 @@ START_TEST(fork_in_handler_during_trim)
 		return;
 	ck_assert_int_eq(lfp_create(&cfg, &fs_pool), 0);
 	fs_on(SIGALRM, fs_fork_exit);
-	fs_timer(under_sanitizer() ? 5000 : 500); /* a sanitizer's fork costs ms */
+	fs_timer(fs_fork_period(under_sanitizer() ? 5000 : 500));
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < 1024; i++)
 			o[i] = lfp_alloc(fs_pool);
@@ -350,6 +428,7 @@ START_TEST(fork_in_handler_during_fork)
 	struct lfp_config cfg = { .obj_size = 64, .capacity = 256 };
 	struct lfp_pool *pools[20];
 	int forks = under_sanitizer() ? 300 : 2000;
+	long period;
 	void *o;
 
 	for (int i = 0; i < 20; i++) {
@@ -357,9 +436,10 @@ START_TEST(fork_in_handler_during_fork)
 		o = lfp_alloc(pools[i]); /* a cache for prepare to take */
 		ck_assert_int_eq(lfp_free(pools[i], o), 0);
 	}
+	period = fs_fork_period(under_sanitizer() ? 7000 : 700);
 	signal(SIGCHLD, SIG_IGN); /* no zombies to reap */
 	fs_on(SIGALRM, fs_fork_quit);
-	fs_timer(under_sanitizer() ? 7000 : 700); /* a sanitizer's fork costs ms */
+	fs_timer(period);
 	for (int i = 0; i < forks; i++)
 		if (fork() == 0)
 			fs_exit(0);
