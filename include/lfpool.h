@@ -66,7 +66,9 @@ LFP_API const char *lfp_version(void);
  * -EALREADY "object already free: a double release, or a slot that was
  * never allocated", where strerror(EALREADY) says "Operation already in
  * progress". err is what a call returned (a negative errno value), or
- * its positive value.
+ * its positive value. Each text is in the C API's terms, for C and C++
+ * callers alike, even that of -EBUSY, which only lfpool.hpp's create
+ * functions return.
  *
  * Returns a string in static storage, never NULL: "success" for 0, and
  * one beginning "unknown error" for a code lfpool never returns.
