@@ -211,8 +211,10 @@ struct lfp_config {
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
- * pool; under concurrent use each field is a recent value. live, cached,
- * free and deferred always add up to capacity (see lfpool(7), STATISTICS).
+ * pool; under concurrent use each field is a recent value. In every
+ * snapshot, after a rejected call as after any other, free + cached +
+ * live + deferred = capacity (deferred is 0 unless lfp_free_deferred is
+ * used; see lfpool(7), STATISTICS).
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */

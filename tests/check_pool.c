@@ -26,7 +26,8 @@ static void expect_stats(struct lfp_pool *pool, uint64_t live, uint64_t allocs,
 	ck_assert_uint_eq(st.live, live);
 	ck_assert_uint_eq(st.allocs, allocs);
 	ck_assert_uint_eq(st.frees, frees);
-	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
+	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
+			  st.capacity);
 }
 
 START_TEST(exhaust_release_refill)
