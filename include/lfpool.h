@@ -281,6 +281,23 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
 LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
 
 /*
+ * Name the field of cfg that lfp_create refuses. Its -EINVAL and
+ * -EOVERFLOW stand for many fields; this says which one: "obj_size",
+ * "capacity", "align", "max_capacity", "flags", "exhaust", "reclaim",
+ * "ctor", "cache_size", "batch_size", "memory_size" or "memory", as the
+ * fields of struct lfp_config are named. Where several are at fault it
+ * names the one lfp_create checks first (obj_size, then capacity, before
+ * the others). A size that overflows is blamed on obj_size, or on align
+ * where align is the larger. Nothing is mapped or made.
+ *
+ * Returns the field's name, a string in static storage; NULL if cfg is
+ * NULL or lfp_create refuses none of its fields (it may still fail for
+ * want of memory: -ENOMEM, -EAGAIN, -ENOTSUP).
+ * Thread safety: any thread, any time. Progress: wait-free.
+ */
+LFP_API const char *lfp_config_fault(const struct lfp_config *cfg);
+
+/*
  * Destroy a pool and return its memory (caller-provided memory is left to
  * the caller). Objects still live are gone with it, and so are explicit
  * caches not yet destroyed: they must not be used (or destroyed) after
@@ -962,6 +979,24 @@ struct lfp_family_stats {
  */
 LFP_API int lfp_family_create(const struct lfp_family_config *cfg,
 			      struct lfp_family **out);
+
+/*
+ * Name the field of cfg that lfp_family_create refuses, as
+ * lfp_config_fault does for lfp_create: first the family's own fields
+ * ("classes", "sizes", "capacities", "max_capacities"), then the field
+ * that lfp_config_fault names for the first class lfp_create would
+ * refuse, by its name here: a class's obj_size, capacity and
+ * max_capacity are "sizes", "capacities" and "max_capacities", the
+ * shared fields keep their names ("align", "flags", "batch_size", ...).
+ * No memory is reserved and no pool made.
+ *
+ * Returns the field's name, a string in static storage; NULL if cfg is
+ * NULL or lfp_family_create refuses none of its fields (it may still
+ * fail for want of memory).
+ * Thread safety: any thread, any time. Progress: wait-free (O(classes)).
+ */
+LFP_API const char *lfp_family_config_fault(
+	const struct lfp_family_config *cfg);
 
 /*
  * Destroy a family: lfp_destroy on every class's pool (with everything
