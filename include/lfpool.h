@@ -275,7 +275,8 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  *   -EAGAIN    the per-thread cache key could not be made;
  *   -ENOMEM    also: the fork handlers could not be registered;
  *   -ENOTSUP   this platform has no lock-free 64-bit atomics.
- * On error *out is left unchanged.
+ * On error *out is left unchanged; for an -EINVAL or -EOVERFLOW that cfg
+ * caused, lfp_config_fault names the field.
  * Thread safety: any thread. Progress: blocking (maps memory).
  */
 LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
@@ -974,7 +975,9 @@ struct lfp_family_stats {
  *   -ENOMEM    the zones could not be reserved;
  *   any other error of lfp_create (-EOVERFLOW, -ENOMEM, -EAGAIN,
  *   -ENOTSUP), of the first class that failed.
- * On error no pool is left behind and *out is unchanged.
+ * On error no pool is left behind and *out is unchanged; for an -EINVAL,
+ * -E2BIG or -EOVERFLOW that cfg caused, lfp_family_config_fault names
+ * the field.
  * Thread safety: any thread. Progress: blocking (maps memory).
  */
 LFP_API int lfp_family_create(const struct lfp_family_config *cfg,
