@@ -66,7 +66,9 @@ LFP_API const char *lfp_version(void);
  * -EALREADY "object already free: a double release, or a slot that was
  * never allocated", where strerror(EALREADY) says "Operation already in
  * progress". err is what a call returned (a negative errno value), or
- * its positive value.
+ * its positive value. Each text is in the C API's terms, for C and C++
+ * callers alike, even that of -EBUSY, which only lfpool.hpp's create
+ * functions return.
  *
  * Returns a string in static storage, never NULL: "success" for 0, and
  * one beginning "unknown error" for a code lfpool never returns.
@@ -209,8 +211,10 @@ struct lfp_config {
 
 /*
  * A snapshot of a pool's counters. Exact when no other thread is using the
- * pool; under concurrent use each field is a recent value. live, cached,
- * free and deferred always add up to capacity (see lfpool(7), STATISTICS).
+ * pool; under concurrent use each field is a recent value. In every
+ * snapshot, after a rejected call as after any other, free + cached +
+ * live + deferred = capacity (deferred is 0 unless lfp_free_deferred is
+ * used; see lfpool(7), STATISTICS).
  */
 struct lfp_stats {
 	uint64_t capacity;       /* objects the pool can hold */
@@ -271,10 +275,28 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  *   -EAGAIN    the per-thread cache key could not be made;
  *   -ENOMEM    also: the fork handlers could not be registered;
  *   -ENOTSUP   this platform has no lock-free 64-bit atomics.
- * On error *out is left unchanged.
+ * On error *out is left unchanged; for an -EINVAL or -EOVERFLOW that cfg
+ * caused, lfp_config_fault names the field.
  * Thread safety: any thread. Progress: blocking (maps memory).
  */
 LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
+
+/*
+ * Name the field of cfg that lfp_create refuses. Its -EINVAL and
+ * -EOVERFLOW stand for many fields; this says which one: "obj_size",
+ * "capacity", "align", "max_capacity", "flags", "exhaust", "reclaim",
+ * "ctor", "cache_size", "batch_size", "memory_size" or "memory", as the
+ * fields of struct lfp_config are named. Where several are at fault it
+ * names the one lfp_create checks first (obj_size, then capacity, before
+ * the others). A size that overflows is blamed on obj_size, or on align
+ * where align is the larger. Nothing is mapped or made.
+ *
+ * Returns the field's name, a string in static storage; NULL if cfg is
+ * NULL or lfp_create refuses none of its fields (it may still fail for
+ * want of memory: -ENOMEM, -EAGAIN, -ENOTSUP).
+ * Thread safety: any thread, any time. Progress: wait-free.
+ */
+LFP_API const char *lfp_config_fault(const struct lfp_config *cfg);
 
 /*
  * Destroy a pool and return its memory (caller-provided memory is left to
@@ -953,11 +975,31 @@ struct lfp_family_stats {
  *   -ENOMEM    the zones could not be reserved;
  *   any other error of lfp_create (-EOVERFLOW, -ENOMEM, -EAGAIN,
  *   -ENOTSUP), of the first class that failed.
- * On error no pool is left behind and *out is unchanged.
+ * On error no pool is left behind and *out is unchanged; for an -EINVAL,
+ * -E2BIG or -EOVERFLOW that cfg caused, lfp_family_config_fault names
+ * the field.
  * Thread safety: any thread. Progress: blocking (maps memory).
  */
 LFP_API int lfp_family_create(const struct lfp_family_config *cfg,
 			      struct lfp_family **out);
+
+/*
+ * Name the field of cfg that lfp_family_create refuses, as
+ * lfp_config_fault does for lfp_create: first the family's own fields
+ * ("classes", "sizes", "capacities", "max_capacities"), then the field
+ * that lfp_config_fault names for the first class lfp_create would
+ * refuse, by its name here: a class's obj_size, capacity and
+ * max_capacity are "sizes", "capacities" and "max_capacities", the
+ * shared fields keep their names ("align", "flags", "batch_size", ...).
+ * No memory is reserved and no pool made.
+ *
+ * Returns the field's name, a string in static storage; NULL if cfg is
+ * NULL or lfp_family_create refuses none of its fields (it may still
+ * fail for want of memory).
+ * Thread safety: any thread, any time. Progress: wait-free (O(classes)).
+ */
+LFP_API const char *lfp_family_config_fault(
+	const struct lfp_family_config *cfg);
 
 /*
  * Destroy a family: lfp_destroy on every class's pool (with everything

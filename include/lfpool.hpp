@@ -32,8 +32,13 @@
  * - Making a pool, a cache or a resource with a constructor that fails
  *   throws std::system_error whose code() is the errno value of the C
  *   call, in std::generic_category() (capacity 0: EINVAL, no memory:
- *   ENOMEM). Built without exceptions (-fno-exceptions) it prints the
- *   error to stderr and aborts instead. Every file of a program that
+ *   ENOMEM). Its what() names the class and the step that failed, the
+ *   field of the configuration at fault with its value where one is
+ *   (lfp_config_fault, lfp_family_config_fault), lfp_strerror's text,
+ *   then the errno value's own: "lfp::pool<T>: lfp_create: capacity 0:
+ *   invalid argument: ...: Invalid argument". Built without exceptions
+ *   (-fno-exceptions) it prints that same line to stderr and aborts
+ *   instead. Every file of a program that
  *   includes this header must be built the same way: its inline
  *   functions differ between the two, and the linker keeps one copy of
  *   each, so a file built with exceptions could get the aborting copy,

@@ -85,6 +85,13 @@ check_install() {
 	cc -std=c11 -Wall -Werror -o "$dir/installed" tests/installed.c \
 		$(pkg-config --cflags --libs lfpool)
 	LD_LIBRARY_PATH=$prefix/lib "$dir/installed"
+	# What the manual tells a program of a prefix the dynamic linker
+	# does not search: linked with -Wl,-rpath,<prefix>/lib, it starts
+	# with no LD_LIBRARY_PATH.
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Werror -o "$dir/installed-rpath" tests/installed.c \
+		$(pkg-config --cflags --libs lfpool) -Wl,-rpath,"$prefix/lib"
+	env -u LD_LIBRARY_PATH "$dir/installed-rpath"
 	# In C11 the fast paths are inline: the program calls only their
 	# out-of-line halves.
 	if ! nm "$dir/installed" | grep -q lfpi_alloc_slow; then

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -702,6 +703,128 @@ START_TEST(creation_failures_throw)
 		ck_assert(e.code() == std::errc::invalid_argument);
 		ck_assert_ptr_nonnull(std::strstr(e.what(), "lfp_create"));
 	}
+}
+END_TEST
+
+namespace
+{
+// What a constructor that fails says: its what().
+template <class F> std::string message_of(F make)
+{
+	try {
+		make();
+	} catch (const std::system_error &e) {
+		return e.what();
+	}
+	return "(made)";
+}
+
+// What lfpool.hpp says it says, for errno value err: the class and the
+// step, the field at fault (if any) with its value, lfp_strerror's text,
+// then strerror's (which std::system_error adds). cxx_noexcept holds the
+// line printed without exceptions to the same words.
+std::string failure_text(const char *what, const char *field, int err)
+{
+	std::string s = what;
+
+	if (field)
+		s += std::string(": ") + field;
+	return s + ": " + lfp_strerror(-err) + ": " + std::strerror(err);
+}
+
+#define EXPECT_MESSAGE(make, what, field, err)                                 \
+	do {                                                                   \
+		std::string got_ = message_of([&] { make; });                  \
+		std::string want_ = failure_text(what, field, err);            \
+                                                                               \
+		ck_assert_str_eq(got_.c_str(), want_.c_str());                 \
+	} while (0)
+} // namespace
+
+// The message of a failed constructor says why: lfp_strerror's text, not
+// only the errno value's, and the field of the configuration at fault, as
+// lfp_config_fault (lfp_family_config_fault) names it, with its value.
+START_TEST(creation_failures_say_why)
+{
+	char flags[32];
+	lfp_config c{};
+
+	EXPECT_MESSAGE(lfp::pool<int> p(0), "lfp::pool<T>: lfp_create",
+		       "capacity 0", EINVAL);
+	EXPECT_MESSAGE(lfp::pool<int> p(UINT32_MAX), "lfp::pool<T>: lfp_create",
+		       "capacity 4294967295", EOVERFLOW);
+	c.capacity = 4;
+	c.flags = 1u << 31;
+	EXPECT_MESSAGE(lfp::pool<int> p(c), "lfp::pool<T>: lfp_create",
+		       "flags 0x80000000", EINVAL);
+	c.flags = 0;
+	c.cache_size = 4;
+	c.batch_size = 9;
+	EXPECT_MESSAGE(lfp::pool<int> p(c), "lfp::pool<T>: lfp_create",
+		       "batch_size 9", EINVAL);
+	c.cache_size = c.batch_size = 0;
+	c.exhaust = LFP_EXHAUST_GROW;
+	EXPECT_MESSAGE(lfp::pool<int> p(c), "lfp::pool<T>: lfp_create",
+		       "max_capacity 0", EINVAL);
+	c.exhaust = LFP_EXHAUST_RECLAIM;
+	EXPECT_MESSAGE(lfp::pool<int> p(c), "lfp::pool<T>: lfp_create",
+		       "reclaim", EINVAL);
+	c.exhaust = 0;
+	c.align = 3;
+	EXPECT_MESSAGE(lfp::pool<char> p(c), "lfp::pool<T>: lfp_create",
+		       "align 3", EINVAL);
+	// The wrapper's own checks name their field too.
+	c.align = alignof(double) / 2;
+	EXPECT_MESSAGE(lfp::pool<double> p(c),
+		       "lfp::pool<T>: lfp_config cannot hold a T",
+		       "align 4", EINVAL);
+	c.align = 0;
+	c.obj_size = sizeof(int) - 1;
+	EXPECT_MESSAGE(lfp::pool<int> p(c),
+		       "lfp::pool<T>: lfp_config cannot hold a T",
+		       "obj_size 3", EINVAL);
+	c.obj_size = 0;
+	c.flags = LFP_F_UNCHECKED;
+	std::snprintf(flags, sizeof(flags), "flags %#x", LFP_F_UNCHECKED);
+	EXPECT_MESSAGE(lfp::pool<tracked> p(c),
+		       "lfp::pool<T>: LFP_F_UNCHECKED needs a trivially "
+		       "destructible T",
+		       flags, EINVAL);
+	EXPECT_MESSAGE(lfp::pool_resource r(0, 16),
+		       "lfp::pool_resource: lfp_create", "obj_size 0", EINVAL);
+	EXPECT_MESSAGE(lfp::pool_resource r(16, 4, nullptr),
+		       "lfp::pool_resource: no upstream", nullptr, EINVAL);
+	EXPECT_MESSAGE(lfp::family f({ 64, 32 }, { 4, 4 }),
+		       "lfp::family: lfp_family_create", "sizes", EINVAL);
+	EXPECT_MESSAGE(lfp::family f({ 32, 64 }, { 4, 0 }),
+		       "lfp::family: lfp_family_create", "capacities", EINVAL);
+	EXPECT_MESSAGE(lfp::family f({ 32, 64 }, { 4 }),
+		       "lfp::family: as many capacities as sizes",
+		       "capacities 1, sizes 2", EINVAL);
+	{
+		lfp_family_config fc{};
+		const std::size_t sizes[] = { 32, 64 };
+		const std::uint32_t caps[] = { 4, 4 };
+
+		fc.sizes = sizes;
+		fc.capacities = caps;
+		fc.classes = 2;
+		fc.flags = 1u << 30;
+		EXPECT_MESSAGE(lfp::family f(fc),
+			       "lfp::family: lfp_family_create",
+			       "flags 0x40000000", EINVAL);
+		fc.flags = 0;
+		fc.classes = LFP_FAMILY_MAX_CLASSES + 1;
+		EXPECT_MESSAGE(lfp::family f(fc),
+			       "lfp::family: lfp_family_create", "classes 65",
+			       E2BIG);
+	}
+	// No field at fault: the step and the texts alone.
+	EXPECT_MESSAGE(lfp::pool<int> p; lfp::cache<int> k(p),
+		       "lfp::cache<T>: lfp_cache_create", nullptr, EINVAL);
+	EXPECT_MESSAGE(lfp::family f; lfp::family_cache k(f),
+		       "lfp::family_cache: lfp_family_cache_create", nullptr,
+		       EINVAL);
 }
 END_TEST
 
@@ -2133,6 +2256,7 @@ int main()
 	tcase_add_test(tc, worker_caches_across_threads);
 	tcase_add_test(tc, exhaustion_gives_nullptr);
 	tcase_add_test(tc, creation_failures_throw);
+	tcase_add_test(tc, creation_failures_say_why);
 	tcase_add_test(tc, unchecked_pool_needs_trivial_t);
 	tcase_add_test(tc, stats_aliases);
 	tcase_add_test(tc, destroy_by_handle);

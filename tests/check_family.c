@@ -133,11 +133,28 @@ START_TEST(classes_are_whole_pools)
 }
 END_TEST
 
+/* lfp_family_create refuses c with err, lfp_family_config_fault naming
+ * field. */
+static void expect_fault(const struct lfp_family_config *c, int err,
+			 const char *field)
+{
+	struct lfp_family *fam = (struct lfp_family *)&fam; /* a canary */
+	const char *fault = lfp_family_config_fault(c);
+
+	ck_assert_int_eq(lfp_family_create(c, &fam), err);
+	ck_assert_ptr_eq(fam, (struct lfp_family *)&fam);
+	ck_assert_msg(fault && strcmp(fault, field) == 0,
+		      "lfp_family_config_fault names %s, not %s",
+		      fault ? fault : "NULL", field);
+}
+
 START_TEST(bad_configs_are_refused)
 {
 	static const size_t same[] = { 32, 64, 64 }, down[] = { 64, 32, 128 };
 	static const size_t zero[] = { 0, 32, 64 };
 	static const uint32_t caps[] = { 8, 8, 8 }, small_max[] = { 8, 4, 8 };
+	static const uint32_t zero_caps[] = { 8, 0, 8 };
+	static const size_t huge[] = { 32, 64, SIZE_MAX / 2 };
 	static size_t many[LFP_FAMILY_MAX_CLASSES + 1];
 	static uint32_t many_caps[LFP_FAMILY_MAX_CLASSES + 1];
 	struct lfp_family *fam = (struct lfp_family *)&fam; /* a canary */
@@ -150,31 +167,46 @@ START_TEST(bad_configs_are_refused)
 		many[i] = 16 * (i + 1), many_caps[i] = 2;
 	ck_assert_int_eq(lfp_family_create(NULL, &fam), -EINVAL);
 	ck_assert_int_eq(lfp_family_create(&cfg, NULL), -EINVAL);
+	ck_assert_ptr_null(lfp_family_config_fault(NULL));
+	ck_assert_ptr_null(lfp_family_config_fault(&cfg));
+	/* Each refusal names its field, as lfp_family_config names it. */
 	c = cfg, c.classes = 0;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "classes");
 	c = cfg, c.sizes = NULL;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "sizes");
 	c = cfg, c.capacities = NULL;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "capacities");
 	c = cfg, c.sizes = zero;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "sizes");
 	c = cfg, c.sizes = same;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "sizes");
 	c = cfg, c.sizes = down;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "sizes");
 	c = cfg, c.sizes = many, c.capacities = many_caps;
 	c.classes = LFP_FAMILY_MAX_CLASSES + 1;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -E2BIG);
+	expect_fault(&c, -E2BIG, "classes");
 	c = cfg, c.exhaust = LFP_EXHAUST_GROW; /* no max_capacities */
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "max_capacities");
 	/* Refused by lfp_create for the second class, after the first was
 	 * made: that one must go again. */
 	c.max_capacities = small_max;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "max_capacities");
 	c = cfg, c.flags = 1u << 30;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "flags");
 	c = cfg, c.align = 3;
-	ck_assert_int_eq(lfp_family_create(&c, &fam), -EINVAL);
+	expect_fault(&c, -EINVAL, "align");
+	/* A class's own fields, by the family's names for them. */
+	c = cfg, c.capacities = zero_caps;
+	expect_fault(&c, -EINVAL, "capacities");
+	c = cfg, c.sizes = huge;
+	expect_fault(&c, -EOVERFLOW, "sizes");
+	c = cfg, c.cache_size = 4, c.batch_size = 5;
+	expect_fault(&c, -EINVAL, "batch_size");
+	c = cfg, c.exhaust = LFP_EXHAUST_RECLAIM;
+	expect_fault(&c, -EINVAL, "reclaim");
+	/* Several at fault: the family's own fields first. */
+	c = cfg, c.sizes = down, c.align = 3;
+	ck_assert_str_eq(lfp_family_config_fault(&c), "sizes");
 	ck_assert_ptr_eq(fam, canary);
 	/* The largest family there may be is fine. */
 	c = cfg, c.sizes = many, c.capacities = many_caps;

@@ -26,7 +26,8 @@ static void expect_stats(struct lfp_pool *pool, uint64_t live, uint64_t allocs,
 	ck_assert_uint_eq(st.live, live);
 	ck_assert_uint_eq(st.allocs, allocs);
 	ck_assert_uint_eq(st.frees, frees);
-	ck_assert_uint_eq(st.free + st.cached + st.live, st.capacity);
+	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
+			  st.capacity);
 }
 
 START_TEST(exhaust_release_refill)
@@ -292,8 +293,10 @@ END_TEST
  * lfp_strerror names every code a public call can return, each
  * differently, in the pool's terms (a double release is "already free",
  * not strerror's "Operation already in progress"), for either sign; other
- * codes are "unknown", INT_MIN included. The codes come from the headers
- * and the sources (errcodes.inc, made by make: see tests/Makefile.am), so
+ * codes are "unknown", INT_MIN included. It is the C library's: no text
+ * speaks of C++ (cxx_words), not even that of -EBUSY, which only the C++
+ * wrappers' create returns. The codes come from the headers and the
+ * sources (errcodes.inc, made by make: see tests/Makefile.am), so
  * a code added anywhere is held to this without a list kept by hand. The
  * system calls' codes the library passes on are among them: mprotect's
  * and pthread_atfork's -ENOMEM, pthread_key_create's -EAGAIN or -ENOMEM.
@@ -313,6 +316,20 @@ static const char *const code_names[] = {
 #include "errcodes.inc"
 #undef LFPT_CODE
 };
+
+/* Words of C++, not of C: a C caller would not know what they mean. */
+static const char *const cxx_words[] = {
+	"C++", "::", "()", "nullptr", "throw", "exception", "constructor",
+	"destructor", "operator", "template",
+};
+
+static void expect_c_words(const char *text, const char *code)
+{
+	for (size_t i = 0; i < sizeof(cxx_words) / sizeof(cxx_words[0]); i++)
+		ck_assert_msg(strstr(text, cxx_words[i]) == NULL,
+			      "lfp_strerror(-%s) speaks C++ (\"%s\"): \"%s\"",
+			      code, cxx_words[i], text);
+}
 
 static bool code_is_internal(int code)
 {
@@ -375,6 +392,7 @@ START_TEST(strerror_names_each_code)
 		ck_assert_msg(strncmp(s, "unknown", 7) != 0,
 			      "lfp_strerror(-%s) is \"%s\"", code_names[i], s);
 		ck_assert_str_eq(lfp_strerror(codes[i]), s);
+		expect_c_words(s, code_names[i]);
 		for (size_t j = 0; j < i; j++)
 			ck_assert_msg(code_is_internal(codes[j]) ||
 				      strcmp(lfp_strerror(-codes[j]), s) != 0,
@@ -385,6 +403,9 @@ START_TEST(strerror_names_each_code)
 	ck_assert_str_eq(lfp_strerror(-12345),
 			 "unknown error: not a code lfpool returns");
 	ck_assert_str_eq(lfp_strerror(INT_MIN), lfp_strerror(-12345));
+	expect_c_words(lfp_strerror(-12345), "12345");
+	/* Among the codes, the C++ wrappers' own. */
+	ck_assert_ptr_nonnull(strstr(lfp_strerror(-EBUSY), "busy"));
 	/* The codes real misuse returns. */
 	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
 	obj = (lfp_alloc)(pool);

@@ -98,6 +98,104 @@ START_TEST(deferred_bad_input)
 }
 END_TEST
 
+/* The counts after a rejected call: as before, but rejected_frees. */
+static void expect_only_rejected(struct lfp_pool *pool,
+				 const struct lfp_stats *before,
+				 uint64_t rejected)
+{
+	struct lfpi_census census;
+	struct lfp_stats st;
+
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.free + st.cached + st.live + st.deferred,
+			  st.capacity);
+	ck_assert_uint_eq(st.capacity, before->capacity);
+	ck_assert_uint_eq(st.live, before->live);
+	ck_assert_uint_eq(st.cached, before->cached);
+	ck_assert_uint_eq(st.free, before->free);
+	ck_assert_uint_eq(st.deferred, before->deferred);
+	ck_assert_uint_eq(st.allocs, before->allocs);
+	ck_assert_uint_eq(st.frees, before->frees);
+	ck_assert_uint_eq(st.rejected_frees, before->rejected_frees + rejected);
+	/* And each slot is where the counts say. */
+	ck_audit(pool, &census);
+	ck_assert_uint_eq(census.live, st.live);
+	ck_assert_uint_eq(census.cached, st.cached);
+	ck_assert_uint_eq(census.listed + census.fresh, st.free);
+	ck_assert_uint_eq(census.deferred, st.deferred);
+}
+
+/*
+ * Nothing is lost while slots wait for their grace period (lfpool.h,
+ * struct lfp_stats): after each rejected call, a second release of a
+ * deferred object by every release call, by handle, in bulk, or a
+ * pointer that is no object's, free + cached + live + deferred =
+ * capacity with every count as it was but rejected_frees, and the census
+ * finds the deferred slots deferred.
+ */
+START_TEST(rejected_calls_while_deferred)
+{
+	struct lfp_pool *pool = test_pool_flags(64, 16, test_modes[_i]);
+	struct lfp_cache *cache = lfp_cache_create(pool);
+	struct lfp_stats st;
+	char *objs[8];
+	lfp_handle h2, h3;
+	pthread_t th;
+	int local;
+
+	ck_assert_ptr_nonnull(cache);
+	urcu_memb_register_thread();
+	ck_assert_uint_eq(lfp_alloc_bulk(pool, (void **)objs, 8), 8);
+	h2 = lfp_handle_of(pool, objs[2]);
+	h3 = lfp_handle_of(pool, objs[3]);
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&th, NULL, reader, NULL);
+	pthread_barrier_wait(&bar);
+	ck_assert_int_eq(lfp_free_deferred(pool, objs[2]), 0);
+	ck_assert_int_eq(lfp_free_deferred(pool, objs[3]), 0);
+	ck_assert_int_eq(lfp_cache_free(cache, objs[4]), 0);
+	ck_assert_int_eq(lfp_free(pool, objs[5]), 0);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.deferred, 2);
+	ck_assert_uint_eq(st.live, 4);
+	expect_only_rejected(pool, &st, 0);
+
+	ck_assert_int_eq(lfp_free(pool, objs[2]), -EALREADY);
+	expect_only_rejected(pool, &st, 1);
+	ck_assert_int_eq(lfp_cache_free(cache, objs[3]), -EALREADY);
+	expect_only_rejected(pool, &st, 2);
+	ck_assert_int_eq(lfp_free_deferred(pool, objs[2]), -EALREADY);
+	expect_only_rejected(pool, &st, 3);
+	ck_assert_int_eq(lfp_free_handle(pool, h2), -ESTALE);
+	expect_only_rejected(pool, &st, 4);
+	ck_assert_int_eq(lfp_cache_free_handle(cache, h3), -ESTALE);
+	expect_only_rejected(pool, &st, 5);
+	ck_assert_uint_eq(lfp_free_bulk(pool, (void **)&objs[2], 2), 0);
+	expect_only_rejected(pool, &st, 7);
+	ck_assert_uint_eq(lfp_cache_free_bulk(cache, (void **)&objs[2], 2), 0);
+	expect_only_rejected(pool, &st, 9);
+	ck_assert_int_eq(lfp_free(pool, objs[0] + 1), -EINVAL);
+	expect_only_rejected(pool, &st, 10);
+	ck_assert_int_eq(lfp_free_deferred(pool, objs[1] + 1), -EINVAL);
+	expect_only_rejected(pool, &st, 11);
+	ck_assert_int_eq(lfp_free(pool, &local), -EFAULT);
+	expect_only_rejected(pool, &st, 12);
+	ck_assert_int_eq(lfp_free_deferred(pool, &local), -EFAULT);
+	expect_only_rejected(pool, &st, 13);
+
+	pthread_barrier_wait(&bar);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&bar);
+	lfp_barrier(pool);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.deferred, 0);
+	expect_only_rejected(pool, &st, 0);
+	lfp_cache_destroy(cache);
+	lfp_destroy(pool);
+	urcu_memb_unregister_thread();
+}
+END_TEST
+
 /* Destroy with releases still waiting: it waits for them (under ASan a
  * callback on the freed pool would be a use after free). */
 START_TEST(destroy_with_pending)
@@ -209,6 +307,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, no_reuse_inside_read_section, 0, TEST_NMODES);
 	tcase_add_test(tc, deferred_bad_input);
+	tcase_add_loop_test(tc, rejected_calls_while_deferred, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, destroy_with_pending, 0, TEST_NMODES);
 	tcase_add_loop_test(tc, readers_never_see_reuse, 0, TEST_NMODES);
 	suite_add_tcase(s, tc);

@@ -61,6 +61,170 @@ START_TEST(rejects_bad_configs)
 }
 END_TEST
 
+/* lfp_create refuses c with err, and lfp_config_fault names field. */
+static void expect_fault(struct lfp_config c, int err, const char *field)
+{
+	const char *fault = lfp_config_fault(&c);
+
+	ck_assert_int_eq(try_create(c), err);
+	ck_assert_msg(fault && strcmp(fault, field) == 0,
+		      "lfp_config_fault names %s, not %s", fault ? fault : "NULL",
+		      field);
+}
+
+static int fault_reclaim(struct lfp_pool *pool, void *arg)
+{
+	(void)pool, (void)arg;
+	return 1;
+}
+
+static void fault_ctor(void *obj, void *arg)
+{
+	(void)obj, (void)arg;
+}
+
+/*
+ * lfp_config_fault names the field of every refusal lfp_create's
+ * comment lists, by its name in struct lfp_config; with several at
+ * fault, the one checked first; NULL for what lfp_create accepts.
+ */
+START_TEST(config_fault_names_the_field)
+{
+	static alignas(LFP_MEMORY_ALIGN) char region[1 << 16];
+	struct lfp_config ok = { .obj_size = 16, .capacity = 8 };
+	struct lfp_config c;
+
+	ck_assert_ptr_null(lfp_config_fault(NULL));
+	ck_assert_ptr_null(lfp_config_fault(&ok));
+	c = ok, c.obj_size = 0;
+	expect_fault(c, -EINVAL, "obj_size");
+	c = ok, c.capacity = 0;
+	expect_fault(c, -EINVAL, "capacity");
+	c = ok, c.align = 24;
+	expect_fault(c, -EINVAL, "align");
+	c = ok, c.capacity = LFP_MAX_CAPACITY + 1;
+	expect_fault(c, -EOVERFLOW, "capacity");
+	c = ok, c.max_capacity = LFP_MAX_CAPACITY + 1;
+	expect_fault(c, -EOVERFLOW, "max_capacity");
+	c = ok, c.flags = 0x80000000u;
+	expect_fault(c, -EINVAL, "flags");
+	c = ok, c.max_capacity = 4;
+	expect_fault(c, -EINVAL, "max_capacity");
+	c = ok, c.exhaust = LFP_EXHAUST_ABORT + 1;
+	expect_fault(c, -EINVAL, "exhaust");
+	c = ok, c.exhaust = LFP_EXHAUST_RECLAIM;
+	expect_fault(c, -EINVAL, "reclaim");
+	c.reclaim = fault_reclaim;
+	ck_assert_ptr_null(lfp_config_fault(&c));
+	c = ok, c.exhaust = LFP_EXHAUST_GROW;
+	expect_fault(c, -EINVAL, "max_capacity");
+	c.max_capacity = 64;
+	ck_assert_ptr_null(lfp_config_fault(&c));
+	c = ok, c.flags = LFP_F_UNCHECKED | LFP_F_STRICT;
+	expect_fault(c, -EINVAL, "flags");
+	c = ok, c.flags = LFP_F_UNCHECKED, c.ctor = fault_ctor;
+	expect_fault(c, -EINVAL, "ctor");
+	c = ok, c.obj_size = SIZE_MAX; /* rounding up to align overflows */
+	expect_fault(c, -EOVERFLOW, "obj_size");
+	c = ok, c.obj_size = SIZE_MAX / 4; /* size x capacity */
+	expect_fault(c, -EOVERFLOW, "obj_size");
+	c = ok, c.align = (size_t)1 << 62, c.capacity = 4; /* align is larger */
+	expect_fault(c, -EOVERFLOW, "align");
+	c = ok, c.cache_size = LFP_MAX_CACHE_SIZE + 1;
+	expect_fault(c, -EINVAL, "cache_size");
+	c = ok, c.cache_size = 4, c.batch_size = 5;
+	expect_fault(c, -EINVAL, "batch_size");
+	c = ok, c.batch_size = 3; /* the default cache of 8 slots holds 2 */
+	expect_fault(c, -EINVAL, "batch_size");
+	c = ok, c.memory = region, c.memory_size = lfp_memory_size(&ok) - 1;
+	expect_fault(c, -EINVAL, "memory_size");
+	c = ok, c.memory = region + 8, c.memory_size = lfp_memory_size(&ok);
+	expect_fault(c, -EINVAL, "memory");
+	c.memory = region;
+	ck_assert_ptr_null(lfp_config_fault(&c));
+	ck_assert_int_eq(try_create(c), 0);
+	/* Several at fault: the first lfp_create checks. */
+	c = ok, c.obj_size = 0, c.capacity = 0, c.align = 3, c.flags = ~0u;
+	ck_assert_str_eq(lfp_config_fault(&c), "obj_size");
+	c.obj_size = 16;
+	ck_assert_str_eq(lfp_config_fault(&c), "capacity");
+	c.capacity = 8;
+	ck_assert_str_eq(lfp_config_fault(&c), "align");
+}
+END_TEST
+
+/*
+ * Over configurations drawn from each field's good and bad values,
+ * lfp_config_fault names a field exactly when lfp_create refuses one:
+ * -EINVAL or -EOVERFLOW (with or without caller memory).
+ */
+START_TEST(config_fault_agrees_with_create)
+{
+	static alignas(LFP_MEMORY_ALIGN) char region[1 << 16];
+	/* Eight values a field, one or two of them bad (alone or with
+	 * another field), so that both answers come up often. */
+	static const size_t obj_sizes[] = { 0, 1, 8, 16, 24, 48, 64,
+					    SIZE_MAX / 2 };
+	static const size_t aligns[] = { 0, 0, 0, 8, 16, 64, 3,
+					 (size_t)1 << 62 };
+	static const uint32_t caps[] = { 1, 8, 8, 16, 40, 64, 0,
+					 LFP_MAX_CAPACITY + 1 };
+	static const uint32_t maxes[] = { 0, 0, 0, 0, 64, 80, 20,
+					  LFP_MAX_CAPACITY + 1 };
+	static const uint32_t flags[] = { 0, 0, 0, LFP_F_NO_CACHE,
+					  LFP_F_STRICT, LFP_F_UNCHECKED,
+					  LFP_F_UNCHECKED | LFP_F_STRICT,
+					  1u << 30 };
+	static const uint32_t caches[] = { 0, 0, 0, 2, 16, 32, 64,
+					   LFP_MAX_CACHE_SIZE + 1 };
+	static const uint32_t batches[] = { 0, 0, 0, 0, 1, 2, 9, 40 };
+	static const uint32_t exhausts[] = { LFP_EXHAUST_NULL,
+					     LFP_EXHAUST_NULL,
+					     LFP_EXHAUST_NULL,
+					     LFP_EXHAUST_NULL,
+					     LFP_EXHAUST_ABORT,
+					     LFP_EXHAUST_GROW,
+					     LFP_EXHAUST_RECLAIM, 99 };
+	uint32_t seed = 12345;
+	unsigned named = 0;
+
+	for (int i = 0; i < 3000; i++) {
+		struct lfp_config c = { 0 };
+		const char *fault;
+		int err;
+
+#define PICK(a) a[(seed = seed * 1103515245u + 12345u) >> 29]
+		c.obj_size = PICK(obj_sizes);
+		c.align = PICK(aligns);
+		c.capacity = PICK(caps);
+		c.max_capacity = PICK(maxes);
+		c.flags = PICK(flags);
+		c.cache_size = PICK(caches);
+		c.batch_size = PICK(batches);
+		c.exhaust = PICK(exhausts);
+#undef PICK
+		if (seed & 0x300)
+			c.reclaim = fault_reclaim;
+		if (!(seed & 0xc00))
+			c.ctor = fault_ctor;
+		if (!(seed & 0x3000)) {
+			c.memory = region + (seed & 0x4000 ? 16 : 0);
+			c.memory_size = seed & 0x8000 ? 4096 : sizeof(region);
+		}
+		fault = lfp_config_fault(&c);
+		err = try_create(c);
+		ck_assert_msg((err == -EINVAL || err == -EOVERFLOW) ==
+				      (fault != NULL),
+			      "lfp_create: %d, lfp_config_fault: %s", err,
+			      fault ? fault : "NULL");
+		named += fault != NULL;
+	}
+	/* Both answers came up, many times. */
+	ck_assert_uint_gt(named, 300);
+	ck_assert_uint_lt(named, 2700);
+}
+END_TEST
+
 START_TEST(memory_size_matches_validation)
 {
 	struct lfp_config c = { .obj_size = 24, .capacity = 100 };
@@ -464,6 +628,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 
 	tcase_add_test(tc, rejects_bad_configs);
+	tcase_add_test(tc, config_fault_names_the_field);
+	tcase_add_test(tc, config_fault_agrees_with_create);
 	tcase_add_test(tc, memory_size_matches_validation);
 	tcase_add_test(tc, memory_size_near_max_capacity);
 	tcase_add_test(tc, alignment_and_stride);

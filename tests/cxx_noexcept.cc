@@ -3,7 +3,8 @@
 // -fno-rtti, this program uses the main API (pools, caches, handles,
 // unique_ptr, destroy by handle, for_each, a cache that outlives its
 // pool, pool_resource), checks that a pool that cannot be made by its
-// constructor prints why and aborts, and initialises an engine in two
+// constructor prints why (as what() says it: the field at fault and
+// lfp_strerror's text) and aborts, and initialises an engine in two
 // phases through the factories (create), whose failures are returned,
 // not fatal. A plain program: it exits non-zero on a failure.
 #include <lfpool.hpp>
@@ -165,6 +166,87 @@ void creation_failure_aborts()
 	EXPECT(std::strstr(msg, std::strerror(EINVAL)) != nullptr);
 }
 
+// make() in a child, whose stderr is read whole: the constructor must
+// print want, a line, and abort.
+template <class F> void expect_abort_saying(F make, const std::string &want)
+{
+	std::string said;
+	int fds[2], status = 0;
+	char buf[256];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds) != 0) {
+		std::perror("pipe");
+		failures++;
+		return;
+	}
+	std::fflush(nullptr);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		make();
+		_exit(0); // not reached: the constructor aborts
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+		said.append(buf, static_cast<std::size_t>(n));
+	close(fds[0]);
+	EXPECT(waitpid(pid, &status, 0) == pid);
+	EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	if (said != want + "\n") {
+		std::fprintf(stderr, "printed: %s\nwanted:  %s\n", said.c_str(),
+			     want.c_str());
+		failures++;
+	}
+}
+
+// The words check_cxx expects of what(): the class and the step, the
+// field at fault with its value if any, lfp_strerror's text, strerror's.
+std::string failure_text(const char *what, const char *field, int err)
+{
+	std::string s = what;
+
+	if (field)
+		s += std::string(": ") + field;
+	return s + ": " + lfp_strerror(-err) + ": " + std::strerror(err);
+}
+
+// The line a failed constructor prints says why, as what() does with
+// exceptions: lfp_strerror's text and the field of the configuration at
+// fault, with its value.
+void creation_failure_says_why()
+{
+	expect_abort_saying([] { lfp::pool<int> pool(0); },
+			    failure_text("lfp::pool<T>: lfp_create",
+					 "capacity 0", EINVAL));
+	expect_abort_saying([] { lfp::pool_resource res(0, 16); },
+			    failure_text("lfp::pool_resource: lfp_create",
+					 "obj_size 0", EINVAL));
+	expect_abort_saying(
+		[] {
+			lfp_config c{};
+
+			c.capacity = 8;
+			c.cache_size = 4;
+			c.batch_size = 9;
+			lfp::pool<int> pool(c);
+		},
+		failure_text("lfp::pool<T>: lfp_create", "batch_size 9",
+			     EINVAL));
+	expect_abort_saying([] { lfp::family fam({ 64, 32 }, { 4, 4 }); },
+			    failure_text("lfp::family: lfp_family_create",
+					 "sizes", EINVAL));
+	expect_abort_saying(
+		[] {
+			lfp::pool<int> empty;
+			lfp::cache<int> cache(empty);
+		},
+		failure_text("lfp::cache<T>: lfp_cache_create", nullptr,
+			     EINVAL));
+}
+
 // An engine's systems: constructed empty with the engine, made by
 // Init, which may fail and be called again, given up by Shutdown.
 struct particle {
@@ -248,6 +330,7 @@ void two_phase_init()
 int main()
 {
 	creation_failure_aborts();
+	creation_failure_says_why();
 	two_phase_init();
 	pools_caches_handles();
 	handles_walks_late_caches();

@@ -20,6 +20,8 @@
 #include <lfpool.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -28,9 +30,7 @@
 #include <exception>
 #include <system_error>
 #else
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #endif
 
 namespace lfp
@@ -50,16 +50,111 @@ namespace detail
 {
 
 /*
+ * Why a setup call failed: what names the class and the step
+ * ("lfp::pool<T>: lfp_create"), field the field of the configuration at
+ * fault with its value, if one is ("capacity 0"), else "".
+ */
+struct failure {
+	const char *what = nullptr;
+	char field[64] = {};
+};
+
+/* A field lfp_config_fault or lfp_family_config_fault names: its value
+ * in v, if it has a number for one. */
+template <class Config>
+bool shared_field(const Config &c, const char *f, unsigned long long &v)
+{
+	if (!std::strcmp(f, "align"))
+		v = c.align;
+	else if (!std::strcmp(f, "flags"))
+		v = c.flags;
+	else if (!std::strcmp(f, "exhaust"))
+		v = c.exhaust;
+	else if (!std::strcmp(f, "cache_size"))
+		v = c.cache_size;
+	else if (!std::strcmp(f, "batch_size"))
+		v = c.batch_size;
+	else
+		return false;
+	return true;
+}
+inline bool field_value(const lfp_config &c, const char *f,
+			unsigned long long &v)
+{
+	if (!std::strcmp(f, "obj_size"))
+		v = c.obj_size;
+	else if (!std::strcmp(f, "capacity"))
+		v = c.capacity;
+	else if (!std::strcmp(f, "max_capacity"))
+		v = c.max_capacity;
+	else if (!std::strcmp(f, "memory_size"))
+		v = c.memory_size;
+	else
+		return shared_field(c, f, v);
+	return true;
+}
+inline bool field_value(const lfp_family_config &c, const char *f,
+			unsigned long long &v)
+{
+	if (!std::strcmp(f, "classes"))
+		v = c.classes;
+	else
+		return shared_field(c, f, v);
+	return true;
+}
+
+/* Field f of c into why->field: its name and its number ("capacity 0",
+ * "flags 0x80000000"), or its name alone (a pointer, an array). */
+template <class Config>
+void note_field(const Config &c, const char *f, failure *why) noexcept
+{
+	unsigned long long v = 0;
+
+	if (!f)
+		return;
+	if (!field_value(c, f, v))
+		std::snprintf(why->field, sizeof(why->field), "%s", f);
+	else if (!std::strcmp(f, "flags"))
+		std::snprintf(why->field, sizeof(why->field), "%s %#llx", f, v);
+	else
+		std::snprintf(why->field, sizeof(why->field), "%s %llu", f, v);
+}
+
+/* After lfp_create or lfp_family_create refused c: the field at fault, as
+ * the C library names it, into why->field (nothing if none is). */
+inline void note_fault(const lfp_config &c, failure *why) noexcept
+{
+	note_field(c, lfp_config_fault(&c), why);
+}
+inline void note_fault(const lfp_family_config &c, failure *why) noexcept
+{
+	note_field(c, lfp_family_config_fault(&c), why);
+}
+
+/*
  * A setup call failed with errno value err: throw, or, without exceptions,
- * say so and abort. Only setup (constructors) comes here, never an
+ * say so and abort, in the same words: what, the field at fault if any,
+ * and lfp_strerror's text, "lfp::pool<T>: lfp_create: capacity 0: invalid
+ * argument: ...", which std::system_error's what() follows with the
+ * errno value's own text (": Invalid argument"), as the line printed
+ * before the abort does. Only setup (constructors) comes here, never an
  * allocation.
  */
-[[noreturn]] inline void fail(int err, const char *what)
+[[noreturn]] inline void fail(int err, const char *what,
+			      const char *field = nullptr)
 {
+	char msg[512];
+
+	if (field && *field)
+		std::snprintf(msg, sizeof(msg), "%s: %s: %s", what, field,
+			      lfp_strerror(err));
+	else
+		std::snprintf(msg, sizeof(msg), "%s: %s", what,
+			      lfp_strerror(err));
 #ifdef __cpp_exceptions
-	throw std::system_error(err, std::generic_category(), what);
+	throw std::system_error(err, std::generic_category(), msg);
 #else
-	std::fprintf(stderr, "lfpool: %s: %s\n", what, std::strerror(err));
+	std::fprintf(stderr, "%s: %s\n", msg, std::strerror(err));
 	std::abort();
 #endif
 }

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -216,11 +217,11 @@ public:
 	family(std::initializer_list<std::size_t> sizes,
 	       std::initializer_list<std::uint32_t> capacities)
 	{
-		const char *what = nullptr;
-		int err = open(sizes, capacities, &what);
+		detail::failure why;
+		int err = open(sizes, capacities, &why);
 
 		if (err)
-			detail::fail(-err, what);
+			detail::fail(-err, why.what, why.field);
 	}
 
 	/*
@@ -231,11 +232,11 @@ public:
 	 */
 	explicit family(const lfp_family_config &cfg)
 	{
-		const char *what = nullptr;
-		int err = open(cfg, &what);
+		detail::failure why;
+		int err = open(cfg, &why);
 
 		if (err)
-			detail::fail(-err, what);
+			detail::fail(-err, why.what, why.field);
 	}
 
 	/*
@@ -253,19 +254,19 @@ public:
 			  std::initializer_list<std::uint32_t> capacities,
 			  family &out) noexcept
 	{
-		const char *what = nullptr;
+		detail::failure why;
 
 		if (out)
 			return -EBUSY;
-		return out.open(sizes, capacities, &what);
+		return out.open(sizes, capacities, &why);
 	}
 	static int create(const lfp_family_config &cfg, family &out) noexcept
 	{
-		const char *what = nullptr;
+		detail::failure why;
 
 		if (out)
 			return -EBUSY;
-		return out.open(cfg, &what);
+		return out.open(cfg, &why);
 	}
 
 	family(family &&other) noexcept
@@ -473,42 +474,49 @@ public:
 private:
 	/*
 	 * Make the family of an empty object. Returns 0, or a negative
-	 * errno value with *what naming the step that failed and the object
-	 * still empty: the constructors throw it, create returns it.
+	 * errno value with *why naming the step that failed and the field
+	 * at fault, and the object still empty: the constructors throw it,
+	 * create returns it.
 	 */
 	int open(std::initializer_list<std::size_t> sizes,
 		 std::initializer_list<std::uint32_t> capacities,
-		 const char **what) noexcept
+		 detail::failure *why) noexcept
 	{
 		lfp_family_config c{};
 
 		if (sizes.size() != capacities.size()) {
-			*what = "lfp::family: as many capacities as sizes";
+			why->what = "lfp::family: as many capacities as sizes";
+			std::snprintf(why->field, sizeof(why->field),
+				      "capacities %zu, sizes %zu",
+				      capacities.size(), sizes.size());
 			return -EINVAL;
 		}
 		if (sizes.size() > LFP_FAMILY_MAX_CLASSES) {
-			*what = "lfp::family: too many classes";
+			why->what = "lfp::family: too many classes";
+			std::snprintf(why->field, sizeof(why->field),
+				      "classes %zu", sizes.size());
 			return -E2BIG;
 		}
 		c.sizes = sizes.begin();
 		c.capacities = capacities.begin();
 		c.classes = static_cast<std::uint32_t>(sizes.size());
-		return open(c, what);
+		return open(c, why);
 	}
 
-	int open(const lfp_family_config &cfg, const char **what) noexcept
+	int open(const lfp_family_config &cfg, detail::failure *why) noexcept
 	{
 		lfp_family *f = nullptr;
 		int err = lfp_family_create(&cfg, &f);
 
 		if (err) {
-			*what = "lfp::family: lfp_family_create";
+			why->what = "lfp::family: lfp_family_create";
+			detail::note_fault(cfg, why);
 			return err;
 		}
 		state_ = new (std::nothrow) detail::family_state(f);
 		if (!state_) {
 			lfp_family_destroy(f);
-			*what = "lfp::family: its state";
+			why->what = "lfp::family: its state";
 			return -ENOMEM;
 		}
 		fam_ = f;

@@ -244,11 +244,11 @@ public:
 	 */
 	explicit pool(const lfp_config &cfg)
 	{
-		const char *what = nullptr;
-		int err = open(cfg, &what);
+		detail::failure why;
+		int err = open(cfg, &why);
 
 		if (err)
-			detail::fail(-err, what);
+			detail::fail(-err, why.what, why.field);
 	}
 
 	/*
@@ -270,11 +270,11 @@ public:
 	}
 	static int create(const lfp_config &cfg, pool &out) noexcept
 	{
-		const char *what = nullptr;
+		detail::failure why;
 
 		if (out)
 			return -EBUSY;
-		return out.open(cfg, &what);
+		return out.open(cfg, &why);
 	}
 
 	pool(pool &&other) noexcept
@@ -527,10 +527,11 @@ private:
 	/*
 	 * Make the pool of an empty object from cfg, obj_size and align
 	 * taken from T where left 0. Returns 0, or a negative errno value
-	 * with *what naming the step that failed and the object still
-	 * empty: the constructor throws it, create returns it.
+	 * with *why naming the step that failed and the field at fault, and
+	 * the object still empty: the constructor throws it, create returns
+	 * it.
 	 */
-	int open(const lfp_config &cfg, const char **what) noexcept
+	int open(const lfp_config &cfg, detail::failure *why) noexcept
 	{
 		lfp_config c = cfg;
 		lfp_pool *p = nullptr;
@@ -541,26 +542,32 @@ private:
 		if (!c.align)
 			c.align = alignof(T);
 		if (c.obj_size < sizeof(T) || c.align % alignof(T)) {
-			*what = "lfp::pool: lfp_config cannot hold a T";
+			why->what = "lfp::pool<T>: lfp_config cannot hold a T";
+			if (c.obj_size < sizeof(T))
+				detail::note_field(c, "obj_size", why);
+			else
+				detail::note_field(c, "align", why);
 			return -EINVAL;
 		}
 		/* close() walks the live objects for their destructors and
 		 * destroy() asks lfp_is_live: an unchecked pool has neither. */
 		if (!std::is_trivially_destructible_v<T> &&
 		    (c.flags & LFP_F_UNCHECKED)) {
-			*what = "lfp::pool: LFP_F_UNCHECKED needs a trivially "
-				"destructible T";
+			why->what = "lfp::pool<T>: LFP_F_UNCHECKED needs a "
+				    "trivially destructible T";
+			detail::note_field(c, "flags", why);
 			return -EINVAL;
 		}
 		err = lfp_create(&c, &p);
 		if (err) {
-			*what = "lfp::pool: lfp_create";
+			why->what = "lfp::pool<T>: lfp_create";
+			detail::note_fault(c, why);
 			return err;
 		}
 		state_ = new (std::nothrow) detail::pool_state(p);
 		if (!state_) {
 			lfp_destroy(p);
-			*what = "lfp::pool: its state";
+			why->what = "lfp::pool<T>: its state";
 			return -ENOMEM;
 		}
 		pool_ = p;
@@ -635,7 +642,7 @@ public:
 		int err = open(p);
 
 		if (err)
-			detail::fail(-err, "lfp::cache: lfp_cache_create");
+			detail::fail(-err, "lfp::cache<T>: lfp_cache_create");
 	}
 
 	/*

@@ -62,8 +62,13 @@ public:
 		c.align = alignof(std::max_align_t);
 		c.capacity = capacity;
 		err = lfp_create(&c, &pool_);
-		if (err)
-			detail::fail(-err, "lfp::pool_resource: lfp_create");
+		if (err) {
+			detail::failure why;
+
+			detail::note_fault(c, &why);
+			detail::fail(-err, "lfp::pool_resource: lfp_create",
+				     why.field);
+		}
 		block_size_ = block_size;
 	}
 

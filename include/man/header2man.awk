@@ -518,8 +518,9 @@ function func_page(i,   f, out, T, nt, j, t, s, shown) {
 	}
 	out = out prototype(code[i]) ".fi\n"
 	if (code[i] !~ /^static inline/)
-		out = out ".PP\nLink with \\fI\\-llfpool\\fR (\\fBpkg\\-config " \
-		      "\\-\\-cflags \\-\\-libs lfpool\\fR gives the flags).\n"
+		out = out link_hint("Link with \\fI\\-llfpool\\fR " \
+		    "(\\fBpkg\\-config \\-\\-cflags \\-\\-libs lfpool\\fR " \
+		    "gives the flags).")
 	out = out ".SH DESCRIPTION\n" prose(doc["desc"])
 	if (doc["ret"] != "")
 		out = out ".SH RETURN VALUE\n" prose(doc["ret"])
@@ -563,8 +564,8 @@ function overview(   out, L, n, i, body, s) {
 	out = th("lfpool")
 	out = out ".SH NAME\nlfpool \\- " inline(title) "\n"
 	out = out ".SH SYNOPSIS\n.nf\n.B #include <lfpool.h>\n.fi\n"
-	out = out ".PP\nCompile and link with \\fBpkg\\-config \\-\\-cflags " \
-	      "\\-\\-libs lfpool\\fR.\n"
+	out = out link_hint("Compile and link with \\fBpkg\\-config " \
+	    "\\-\\-cflags \\-\\-libs lfpool\\fR.")
 	out = out ".SH DESCRIPTION\n" prose(body)
 	out = out ".SH FUNCTIONS\n"
 	s = 0

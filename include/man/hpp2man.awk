@@ -322,8 +322,8 @@ END {
 	sub(/\.$/, "", t)
 	out = out ".SH NAME\nlfpool.hpp \\- " inline(t) "\n"
 	out = out ".SH SYNOPSIS\n.nf\n.B #include <lfpool.hpp>\n.fi\n"
-	out = out ".PP\nCompile and link with \\fBc++ \\-std=c++17 app.cc " \
-	      "$(pkg\\-config \\-\\-cflags \\-\\-libs lfpool)\\fR.\n"
+	out = out link_hint("Compile and link with \\fBc++ \\-std=c++17 " \
+	    "app.cc $(pkg\\-config \\-\\-cflags \\-\\-libs lfpool)\\fR.")
 	out = out ".SH DESCRIPTION\n" prose(desc)
 	out = out ".SH TYPES\n"
 	for (d = 1; d <= ndecl; d++) {

@@ -3,6 +3,21 @@
 # hpp2man.awk for lfpool.hpp): loaded with -f before either.
 # Plain POSIX awk.
 
+# How to build against the library, for a page's SYNOPSIS: how (the
+# page's own sentence, roff), then CMake's target, and what a program
+# needs when the library is installed where the dynamic linker does not
+# look (lfpool(7), Linking, says it at length).
+function link_hint(how) {
+	return ".PP\n" how "\n" \
+	    "In CMake, \\fBfind_package(lfpool)\\fR and the target " \
+	    "\\fBlfpool::lfpool\\fR.\n" \
+	    "Installed under a prefix the dynamic linker does not search, " \
+	    "link with \\fB\\-Wl,\\-rpath,\\fIprefix\\fB/lib\\fR too, or " \
+	    "run the program with " \
+	    "\\fBLD_LIBRARY_PATH=\\fIprefix\\fB/lib\\fR; after installing " \
+	    "to /usr/local, run \\fBldconfig\\fR once, as root.\n"
+}
+
 function trim(s) {
 	sub(/^[ \t]+/, "", s)
 	sub(/[ \t]+$/, "", s)

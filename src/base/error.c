@@ -35,8 +35,8 @@ const char *lfp_strerror(int err)
 	case ERANGE:
 		return "size larger than the family's largest class";
 	case EBUSY:
-		return "the C++ object holds a pool (or cache, family) already: "
-		       "reset() it first";
+		return "busy: the destination holds a pool, cache or family "
+		       "already; give that one up first";
 	case E2BIG:
 		return "too many classes: a family has at most "
 		       "LFP_FAMILY_MAX_CLASSES";

@@ -61,18 +61,43 @@ static void family_count(_Atomic uint64_t *counter)
 
 /* ---- creation ----------------------------------------------------------- */
 
-static int family_check(const struct lfp_family_config *cfg)
+/* Refuse cfg for a field of it: err, *fault (if not NULL) naming it. */
+static int family_refuse(const char **fault, const char *field, int err)
 {
-	if (!cfg->classes || !cfg->sizes || !cfg->capacities)
-		return -EINVAL;
+	if (fault)
+		*fault = field;
+	return err;
+}
+
+/* The family's own fields: 0 or -errno, naming the first at fault. */
+static int family_check(const struct lfp_family_config *cfg, const char **fault)
+{
+	if (!cfg->classes)
+		return family_refuse(fault, "classes", -EINVAL);
+	if (!cfg->sizes)
+		return family_refuse(fault, "sizes", -EINVAL);
+	if (!cfg->capacities)
+		return family_refuse(fault, "capacities", -EINVAL);
 	if (cfg->classes > LFP_FAMILY_MAX_CLASSES)
-		return -E2BIG;
+		return family_refuse(fault, "classes", -E2BIG);
 	for (uint32_t i = 0; i < cfg->classes; i++)
 		if (!cfg->sizes[i] || (i && cfg->sizes[i] <= cfg->sizes[i - 1]))
-			return -EINVAL;
+			return family_refuse(fault, "sizes", -EINVAL);
 	if (cfg->exhaust == LFP_EXHAUST_GROW && !cfg->max_capacities)
-		return -EINVAL;
+		return family_refuse(fault, "max_capacities", -EINVAL);
 	return 0;
+}
+
+/* A field of a class's lfp_config by its name in lfp_family_config. */
+static const char *family_field(const char *field)
+{
+	if (field && !strcmp(field, "obj_size"))
+		return "sizes";
+	if (field && !strcmp(field, "capacity"))
+		return "capacities";
+	if (field && !strcmp(field, "max_capacity"))
+		return "max_capacities";
+	return field;
 }
 
 /* Digits of v, at the end of buf[0..n); returns where they start. */
@@ -146,9 +171,12 @@ static struct lfp_config family_class_config(const struct lfp_family_config *cfg
  * The zones: 2^zshift bytes each, the smallest power of two (a page at
  * least) that holds every class's mapping, so a class's zone is its
  * offset from the reservation shifted right. 0, or the error lfp_create
- * would return for the first class it would refuse, or -ENOMEM.
+ * would return for the first class it would refuse (with *fault, if
+ * fault is not NULL, naming the field at fault as cfg names it), or
+ * -ENOMEM.
  */
-static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift)
+static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift,
+			const char **fault)
 {
 	char name[LFP_NAME_MAX + 1];
 	size_t most = lfpi_page_size(), len;
@@ -157,9 +185,13 @@ static int family_zones(const struct lfp_family_config *cfg, uint32_t *zshift)
 
 	for (uint32_t i = 0; i < cfg->classes; i++) {
 		struct lfp_config c = family_class_config(cfg, i, name);
+		const char *field = NULL;
 
-		if ((err = lfpi_pool_map_len(&c, &len)))
+		if ((err = lfpi_pool_map_len(&c, &len, &field))) {
+			if (fault)
+				*fault = family_field(field);
 			return err;
+		}
 		if (len > most)
 			most = len;
 	}
@@ -217,7 +249,8 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 
 	if (!cfg || !out)
 		return -EINVAL;
-	if ((err = family_check(cfg)) || (err = family_zones(cfg, &zshift)))
+	if ((err = family_check(cfg, NULL)) ||
+	    (err = family_zones(cfg, &zshift, NULL)))
 		return err;
 	/* mmap, not malloc: the library never calls malloc. */
 	fam = mmap(NULL, sizeof(*fam), PROT_READ | PROT_WRITE,
@@ -242,6 +275,16 @@ int lfp_family_create(const struct lfp_family_config *cfg,
 	family_map_sizes(fam);
 	*out = fam;
 	return 0;
+}
+
+const char *lfp_family_config_fault(const struct lfp_family_config *cfg)
+{
+	const char *fault = NULL;
+	uint32_t zshift;
+
+	if (cfg && !family_check(cfg, &fault))
+		family_zones(cfg, &zshift, &fault);
+	return fault;
 }
 
 void lfp_family_destroy(struct lfp_family *fam)

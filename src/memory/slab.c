@@ -73,49 +73,89 @@ static uint32_t slab_cache_size(const struct lfp_config *cfg)
 	return n < 2 ? 2 : n > 1024 ? 1024 : n;
 }
 
+/*
+ * Refuse a configuration for a field of it: err, with *fault (if not
+ * NULL) naming the field, for lfp_config_fault.
+ */
+static int slab_refuse(const char **fault, const char *field, int err)
+{
+	if (fault)
+		*fault = field;
+	return err;
+}
+
+/* The flags, the exhaust policy and what each needs: 0, or -EINVAL
+ * naming the first field at fault. */
+static int slab_check_policy(const struct lfp_config *cfg, const char **fault)
+{
+	if (cfg->flags & ~LFPI_KNOWN_FLAGS)
+		return slab_refuse(fault, "flags", -EINVAL);
+	if (cfg->max_capacity && cfg->max_capacity < cfg->capacity)
+		return slab_refuse(fault, "max_capacity", -EINVAL);
+	if (cfg->exhaust > LFP_EXHAUST_ABORT)
+		return slab_refuse(fault, "exhaust", -EINVAL);
+	if (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim)
+		return slab_refuse(fault, "reclaim", -EINVAL);
+	if (cfg->exhaust == LFP_EXHAUST_GROW && !cfg->max_capacity)
+		return slab_refuse(fault, "max_capacity", -EINVAL);
+	/* An unchecked pool has no generation to check atomically, nor to
+	 * tell a slot's first handout by (lfpool.h, LFP_F_UNCHECKED). */
+	if ((cfg->flags & LFP_F_UNCHECKED) && (cfg->flags & LFP_F_STRICT))
+		return slab_refuse(fault, "flags", -EINVAL);
+	if ((cfg->flags & LFP_F_UNCHECKED) && cfg->ctor)
+		return slab_refuse(fault, "ctor", -EINVAL);
+	return 0;
+}
+
+const char *lfpi_size_field(const struct lfp_config *cfg)
+{
+	size_t align = cfg->align ? cfg->align : alignof(max_align_t);
+
+	return align > cfg->obj_size ? "align" : "obj_size";
+}
+
 int lfpi_layout(const struct lfp_config *cfg, bool bare,
-		struct lfpi_layout *out)
+		struct lfpi_layout *out, const char **fault)
 {
 	struct lfpi_layout l;
 	size_t meta, objs, mags;
+	const char *size_field;
+	int err;
 
-	if (!cfg || cfg->obj_size == 0 || cfg->capacity == 0)
+	if (!cfg)
 		return -EINVAL;
+	if (cfg->obj_size == 0)
+		return slab_refuse(fault, "obj_size", -EINVAL);
+	if (cfg->capacity == 0)
+		return slab_refuse(fault, "capacity", -EINVAL);
 	l.align = cfg->align ? cfg->align : alignof(max_align_t);
 	if (!slab_is_pow2(l.align))
-		return -EINVAL;
-	if (cfg->capacity > LFP_MAX_CAPACITY ||
-	    cfg->max_capacity > LFP_MAX_CAPACITY)
-		return -EOVERFLOW;
-	if ((cfg->flags & ~LFPI_KNOWN_FLAGS) ||
-	    (cfg->max_capacity && cfg->max_capacity < cfg->capacity) ||
-	    cfg->exhaust > LFP_EXHAUST_ABORT ||
-	    (cfg->exhaust == LFP_EXHAUST_RECLAIM && !cfg->reclaim) ||
-	    (cfg->exhaust == LFP_EXHAUST_GROW && !cfg->max_capacity))
-		return -EINVAL;
-	/* An unchecked pool has no generation to check atomically, nor to
-	 * tell a slot's first handout by (lfpool.h, LFP_F_UNCHECKED). */
-	if ((cfg->flags & LFP_F_UNCHECKED) &&
-	    ((cfg->flags & LFP_F_STRICT) || cfg->ctor))
-		return -EINVAL;
+		return slab_refuse(fault, "align", -EINVAL);
+	if (cfg->capacity > LFP_MAX_CAPACITY)
+		return slab_refuse(fault, "capacity", -EOVERFLOW);
+	if (cfg->max_capacity > LFP_MAX_CAPACITY)
+		return slab_refuse(fault, "max_capacity", -EOVERFLOW);
+	if ((err = slab_check_policy(cfg, fault)))
+		return err;
 	/* A bare pool's metadata is its free-list link alone. */
 	l.bare = bare && (cfg->flags & LFP_F_UNCHECKED);
 	l.meta = l.bare ? sizeof(_Atomic uint32_t) : sizeof(struct lfpi_slot);
 	l.initial = cfg->capacity;
 	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
 	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;
+	size_field = lfpi_size_field(cfg);
 	if (!slab_round_up(cfg->obj_size, l.align, &l.stride))
-		return -EOVERFLOW;
+		return slab_refuse(fault, size_field, -EOVERFLOW);
 	if (__builtin_mul_overflow((size_t)l.slots, l.meta, &meta) ||
 	    __builtin_mul_overflow((size_t)l.slots, l.stride, &objs))
-		return -EOVERFLOW;
+		return slab_refuse(fault, size_field, -EOVERFLOW);
 	if (cfg->cache_size > LFP_MAX_CACHE_SIZE)
-		return -EINVAL;
+		return slab_refuse(fault, "cache_size", -EINVAL);
 	l.cache_size = cfg->cache_size ? cfg->cache_size : slab_cache_size(cfg);
 	/* A batch larger than the cache, default size included, is refused
 	 * rather than cut down: the caller asked for something else. */
 	if (cfg->batch_size > l.cache_size)
-		return -EINVAL;
+		return slab_refuse(fault, "batch_size", -EINVAL);
 	l.batch = cfg->batch_size ? cfg->batch_size
 				  : (l.cache_size + 1) / 2;
 	l.nmags = slab_mags(l.slots, l.batch);
@@ -130,7 +170,7 @@ int lfpi_layout(const struct lfp_config *cfg, bool bare,
 	    __builtin_add_overflow(l.mags_off, mags, &mags) ||
 	    !slab_round_up(mags, l.base_align, &l.objs_off) ||
 	    __builtin_add_overflow(l.objs_off, objs, &l.total))
-		return -EOVERFLOW;
+		return slab_refuse(fault, size_field, -EOVERFLOW);
 	*out = l;
 	return 0;
 }

@@ -36,11 +36,15 @@ struct lfpi_layout {
 	uint32_t slots;      /* slots laid out (max_capacity) */
 };
 
-/* The layout of a pool made from cfg: 0 or -errno. bare: the pool keeps
- * no generation words (the caller knows whether a debug tool will watch
- * it, which keeps them). */
+/* The layout of a pool made from cfg: 0 or -errno, with *fault (if
+ * fault is not NULL) set to the name of the field refused, if one was
+ * (lfp_config_fault). bare: the pool keeps no generation words (the
+ * caller knows whether a debug tool will watch it, which keeps them). */
 int lfpi_layout(const struct lfp_config *cfg, bool bare,
-		struct lfpi_layout *out);
+		struct lfpi_layout *out, const char **fault);
+/* The field a pool's size that overflows is blamed on: the larger of the
+ * two its objects' stride comes from, obj_size or align. */
+const char *lfpi_size_field(const struct lfp_config *cfg);
 size_t lfpi_map_len(size_t size, size_t align);
 void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
 	       void *where, void **map, size_t *map_size);

@@ -142,31 +142,66 @@ int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out)
 
 /* cfg's layout, for lfp_memory_size and lfp_create alike. Any debug tool
  * keeps an unchecked pool's generation words, to check what the flag
- * would not; without one the pool is bare, its metadata half as big. */
-static int pool_layout(const struct lfp_config *cfg, struct lfpi_layout *l)
+ * would not; without one the pool is bare, its metadata half as big.
+ * fault: see lfpi_layout. */
+static int pool_layout(const struct lfp_config *cfg, struct lfpi_layout *l,
+		       const char **fault)
 {
-	return lfpi_layout(cfg, (cfg->flags & LFP_F_UNCHECKED) &&
-			   !lfpi_debug_tools(cfg->flags, cfg->ctor != NULL), l);
+	return lfpi_layout(cfg,
+			   (cfg->flags & LFP_F_UNCHECKED) &&
+			       !lfpi_debug_tools(cfg->flags, cfg->ctor != NULL),
+			   l, fault);
+}
+
+/* Caller memory, if any, for a pool laid out as l: 0 or -EINVAL, with
+ * *fault (if fault is not NULL) naming the field. */
+static int pool_check_memory(const struct lfp_config *cfg,
+			     const struct lfpi_layout *l, const char **fault)
+{
+	const char *field = NULL;
+
+	if (cfg->memory && cfg->memory_size < l->total)
+		field = "memory_size";
+	else if (cfg->memory && (uintptr_t)cfg->memory % l->base_align)
+		field = "memory";
+	if (field && fault)
+		*fault = field;
+	return field ? -EINVAL : 0;
 }
 
 size_t lfp_memory_size(const struct lfp_config *cfg)
 {
 	struct lfpi_layout l;
 
-	return !cfg || pool_layout(cfg, &l) ? 0 : l.total;
+	return !cfg || pool_layout(cfg, &l, NULL) ? 0 : l.total;
 }
 
-int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len)
+const char *lfp_config_fault(const struct lfp_config *cfg)
+{
+	struct lfpi_layout l;
+	const char *fault = NULL;
+
+	if (cfg && !pool_layout(cfg, &l, &fault))
+		pool_check_memory(cfg, &l, &fault);
+	return fault;
+}
+
+int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len,
+		      const char **fault)
 {
 	struct lfpi_layout l;
 	int err;
 
 	if (!cfg)
 		return -EINVAL;
-	if ((err = pool_layout(cfg, &l)))
+	if ((err = pool_layout(cfg, &l, fault)))
 		return err;
 	*len = cfg->memory ? 0 : lfpi_map_pool_len(&l, cfg->flags);
-	return cfg->memory || *len ? 0 : -EOVERFLOW;
+	if (cfg->memory || *len)
+		return 0;
+	if (fault)
+		*fault = lfpi_size_field(cfg);
+	return -EOVERFLOW;
 }
 
 int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
@@ -181,7 +216,7 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 
 	if (!cfg || !out)
 		return -EINVAL;
-	if ((err = pool_layout(cfg, &l)))
+	if ((err = pool_layout(cfg, &l, NULL)))
 		return err;
 	/* The head is one 64-bit word: no 128-bit CAS, no libatomic lock. */
 	if (!atomic_is_lock_free(&probe))
@@ -191,10 +226,9 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 	if (where && (cfg->memory || lfpi_map_pool_len(&l, cfg->flags) - 1 >=
 						  room))
 		return -EINVAL;
+	if ((err = pool_check_memory(cfg, &l, NULL)))
+		return err;
 	if (cfg->memory) {
-		if (cfg->memory_size < l.total ||
-		    (uintptr_t)cfg->memory % l.base_align)
-			return -EINVAL;
 		base = cfg->memory;
 		/* Header and metadata only: the objects stay untouched. */
 		memset(base + l.slots_off, 0, l.objs_off - l.slots_off);

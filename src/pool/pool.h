@@ -187,11 +187,14 @@ uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
  * reservation of the caller's (lfpi_reserve) that has room bytes for it,
  * committed there as the pool needs it: the pool borrows the range and
  * leaves it mapped when it is destroyed, for the caller to unmap whole
- * (families, leaves/family.c). With where NULL, exactly lfp_create. lfpi_pool_map_len sets *len to the
- * bytes such a pool needs, or returns lfp_create's error for cfg.
+ * (families, leaves/family.c). With where NULL, exactly lfp_create.
+ * lfpi_pool_map_len sets *len to the bytes such a pool needs, or returns
+ * lfp_create's error for cfg, with *fault (if fault is not NULL) naming the
+ * field at fault, if one is, as lfp_config_fault would.
  */
 int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 		   struct lfp_pool **out);
-int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len);
+int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len,
+		      const char **fault);
 
 #endif /* LFPOOL_POOL_H */
