@@ -40,6 +40,9 @@ printf '%s\n' "$FAKE_OUT" >&2
 exit "${FAKE_RC:-1}"
 EOF
 chmod +x "$fake"
+# The stand-in is a script of the build machine: no emulator runs it.
+LFP_EMULATOR=
+export LFP_EMULATOR
 
 V='lfpool-stress: VIOLATION:'
 # case KIND RC WANT OUT: the verdict of one run must start with WANT.

@@ -31,6 +31,7 @@
 #   STRESS_FAULT_HANG  seconds after which a run counts as hung and is
 #                      killed (default 300)
 #   STRESS_FAULT       the harness (default: the kind's)
+#   LFP_EMULATOR       what runs it in a cross build (make check sets it)
 set -u
 
 kind=${STRESS_FAULT_KIND:-double}
@@ -44,7 +45,7 @@ hang=${STRESS_FAULT_HANG:-300}
 case $kind in
 double)
 	fault=${STRESS_FAULT:-./lfpool-stress-fault}
-	modes=$("$fault" --list-modes) || exit 99
+	modes=$(${LFP_EMULATOR-} "$fault" --list-modes) || exit 99
 	case " $modes " in
 	*" cache "*) mixes="pool;all" ;;
 	*) mixes="pool;pool,handoff,exit" ;;
@@ -127,7 +128,7 @@ while [ $i -lt "$runs" ]; do
 	seed=$((seed0 + i - 1))
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	timeout -k 10 "$hang" "$fault" --no-progress --threads 4 --seed "$seed" \
+	timeout -k 10 "$hang" ${LFP_EMULATOR-} "$fault" --no-progress --threads 4 --seed "$seed" \
 		$limit $setup >"$out" 2>&1
 	rc=$?
 	# Lines joined: with --exhaust abort, other threads may abort too,

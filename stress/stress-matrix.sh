@@ -7,6 +7,7 @@
 #   STRESS_OPS      operations per thread in the short matrix (default 30000)
 #   STRESS_TIME     time per run in the long matrix (default 20s)
 #   STRESS          the harness (default: ./lfpool-stress)
+#   LFP_EMULATOR    what runs it in a cross build (make check sets it)
 # An entry is mix[@N][+option...]: @N runs on a pool of N objects, where
 # exhaustion is frequent (the others use 1024); each +option is passed as
 # --option (+grow=4096 as --grow=4096).
@@ -15,7 +16,7 @@ set -u
 stress=${STRESS:-./lfpool-stress}
 matrix=${STRESS_MATRIX:-short}
 threads=${STRESS_THREADS:-2 4 8}
-modes=$("$stress" --list-modes) || exit 99
+modes=$(${LFP_EMULATOR-} "$stress" --list-modes) || exit 99
 
 # Idle rounds on pools whose caches hold slots when the drainer steals,
 # under each exhaustion policy (abort on a pool that cannot run dry); trim
@@ -75,7 +76,7 @@ for t in $threads; do
 		esac
 		runs=$((runs + 1))
 		# shellcheck disable=SC2086
-		"$stress" --json --no-progress --threads "$t" --mix "$mix" \
+		${LFP_EMULATOR-} "$stress" --json --no-progress --threads "$t" --mix "$mix" \
 			--capacity "$cap" --seed "$runs" $limit $opts >"$out" 2>"$err"
 		rc=$?
 		ops=$(field ops) checks=$(field checks)
