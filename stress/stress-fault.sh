@@ -12,16 +12,16 @@
 #   trim    lfpool-stress-fault-trim: an allocation fails while lfp_trim
 #           has the free list aside (LFPI_FAULT_TRIM_RACE); the trim mode
 #           must see the allocation fail, or abort
-# Every run must fail with a violation of the property its fault breaks,
-# in any of the forms the harness reports it (want, below): that is a
-# catch. Anything else fails the test, said as what it was: the run
-# passed (the fault went unnoticed), the harness reported a violation of
-# another property, it stalled (its own watchdog, or the time limit
-# here), or it crashed (a signal, a sanitizer's report) before any
-# violation. Under a sanitizer the broken pool may also race or trip the
-# sanitizer once the harness has spoken, which changes the exit status;
-# the message counts. For the double kind a ThreadSanitizer race report
-# counts as the catch too.
+# Every run must fail, and the first thing it reports must be a
+# violation of the property its fault breaks, in any of the forms the
+# harness reports it (want, below): that is a catch. Anything else fails
+# the test, said as what it was: the run passed (the fault went
+# unnoticed), the harness reported a violation of another property, it
+# stalled (its own watchdog, or the time limit here), or it crashed (a
+# signal, a sanitizer's report) before any violation. Under a sanitizer
+# the broken pool may also race or trip the sanitizer once the harness
+# has spoken, which changes the exit status; the message counts. For the
+# double kind a ThreadSanitizer race report counts as the catch too.
 #   STRESS_FAULT_KIND  double (the default), idle or trim
 #   STRESS_FAULT_RUNS  runs (default 4), taking the kind's setups in turn
 #   STRESS_FAULT_SEED  the first run's seed (default 1; run i takes it + i - 1)
@@ -100,24 +100,50 @@ nsetups=$(echo "$setups" | tr ';' '\n' | wc -l)
 out=$(mktemp) || exit 99
 trap 'rm -f "$out"' EXIT
 
+# The reports of a run, one a line: each line of the harness
+# (lfpool-stress: ...) and each sanitizer's report, with whatever another
+# thread wrote into the middle of it joined in (with --exhaust abort,
+# other threads may abort too, and the library's message of each can
+# land in the middle of the harness's own line). A pattern is matched
+# against one report at a time: across them, the closing report's "the
+# pool cannot run dry" would complete any violation at all.
+records() {
+	tr '\n' ' ' <"$1" | awk '{
+		gsub(/lfpool-stress: /, "\n&")
+		gsub(/==[0-9]+==ERROR: AddressSanitizer/, "\n&")
+		gsub(/WARNING: ThreadSanitizer/, "\n&")
+		gsub(/[^ ]*: runtime error:/, "\n&")
+		print
+	}'
+}
+# The first thing the run reported: a violation or a sanitizer's report.
+first_report() {
+	records "$1" | grep -m 1 -E '^(lfpool-stress: VIOLATION:|==[0-9]+==ERROR: AddressSanitizer|WARNING: ThreadSanitizer|[^ ]*: runtime error:)'
+}
+
 # What a run that did not catch the fault did instead, from its exit
-# status and its output (lines joined, see below).
+# status and the first thing it reported.
 judge() {
-	rc=$1
+	rc=$1 first=$(printf '%s' "$2" | cut -c 1-400)
 	if [ "$rc" -eq 0 ]; then
 		echo "NOT caught: the run passed"
 	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "HUNG: killed after $hang s"
-	elif printf '%s' "$2" | grep -q 'VIOLATION: no operation completed'; then
-		echo "HUNG: the harness saw no operation complete"
-	elif v=$(printf '%s' "$2" | grep -o -m 1 -E 'VIOLATION: .{0,300}'); then
-		echo "NOT caught: another violation was reported: $v"
-	elif printf '%s' "$2" | grep -q -E 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:'; then
-		echo "CRASHED: a sanitizer's report before any violation (exit $rc)"
-	elif [ "$rc" -gt 128 ]; then
-		echo "CRASHED: killed by signal $((rc - 128)) before any violation"
 	else
-		echo "NOT caught: exit $rc without a violation"
+		case $first in
+		*"VIOLATION: no operation completed"*)
+			echo "HUNG: the harness saw no operation complete" ;;
+		*VIOLATION:*)
+			echo "NOT caught: another violation was reported first: $first" ;;
+		?*)
+			echo "CRASHED: a sanitizer's report before any violation (exit $rc): $first" ;;
+		*)
+			if [ "$rc" -gt 128 ]; then
+				echo "CRASHED: killed by signal $((rc - 128)) before any violation"
+			else
+				echo "NOT caught: exit $rc without a violation"
+			fi ;;
+		esac
 	fi
 }
 
@@ -131,16 +157,14 @@ while [ $i -lt "$runs" ]; do
 	timeout -k 10 "$hang" ${LFP_EMULATOR-} "$fault" --no-progress --threads 4 --seed "$seed" \
 		$limit $setup >"$out" 2>&1
 	rc=$?
-	# Lines joined: with --exhaust abort, other threads may abort too,
-	# and the library's message of each can land in the middle of the
-	# harness's own line.
-	joined=$(tr '\n' ' ' <"$out")
-	caught=$(printf '%s' "$joined" | grep -o -m 1 -E "$want" | cut -c 1-400)
-	if [ $rc -ne 0 ] && [ -n "$caught" ]; then
+	# Caught: the first thing the run reported is the violation.
+	first=$(first_report "$out")
+	if [ $rc -ne 0 ] && printf '%s\n' "$first" | grep -q -E "$want"; then
 		echo "run $i (seed $seed, $setup): caught in" \
-			"$(($(date +%s) - t0)) s, as it must be: $caught"
+			"$(($(date +%s) - t0)) s, as it must be:" \
+			"$(printf '%s' "$first" | cut -c 1-400)"
 	else
-		echo "run $i (seed $seed, $setup): $(judge $rc "$joined")"
+		echo "run $i (seed $seed, $setup): $(judge $rc "$first")"
 		cat "$out"
 		missed=$((missed + 1))
 	fi
