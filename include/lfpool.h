@@ -270,7 +270,8 @@ LFP_API size_t lfp_memory_size(const struct lfp_config *cfg);
  *              max(LFP_MEMORY_ALIGN, align), or LFP_F_UNCHECKED with
  *              LFP_F_STRICT or a ctor;
  *   -EOVERFLOW capacity or max_capacity > LFP_MAX_CAPACITY, or the total
- *              size overflows;
+ *              size overflows (without caller memory: once rounded up
+ *              and aligned for mapping too);
  *   -ENOMEM    the memory could not be mapped;
  *   -EAGAIN    the per-thread cache key could not be made;
  *   -ENOMEM    also: the fork handlers could not be registered;
@@ -289,7 +290,7 @@ LFP_API int lfp_create(const struct lfp_config *cfg, struct lfp_pool **out);
  * fields of struct lfp_config are named. Where several are at fault it
  * names the one lfp_create checks first (obj_size, then capacity, before
  * the others). A size that overflows is blamed on obj_size, or on align
- * where align is the larger. Nothing is mapped or made.
+ * where align is set and the larger. Nothing is mapped or made.
  *
  * Returns the field's name, a string in static storage; NULL if cfg is
  * NULL or lfp_create refuses none of its fields (it may still fail for

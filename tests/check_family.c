@@ -155,6 +155,8 @@ START_TEST(bad_configs_are_refused)
 	static const uint32_t caps[] = { 8, 8, 8 }, small_max[] = { 8, 4, 8 };
 	static const uint32_t zero_caps[] = { 8, 0, 8 };
 	static const size_t huge[] = { 32, 64, SIZE_MAX / 2 };
+	static const size_t huge_aligned[] = { 32, 64, SIZE_MAX / 2 + 1 };
+	static const uint32_t one_cap[] = { 1, 1, 1 };
 	static size_t many[LFP_FAMILY_MAX_CLASSES + 1];
 	static uint32_t many_caps[LFP_FAMILY_MAX_CLASSES + 1];
 	struct lfp_family *fam = (struct lfp_family *)&fam; /* a canary */
@@ -199,6 +201,11 @@ START_TEST(bad_configs_are_refused)
 	c = cfg, c.capacities = zero_caps;
 	expect_fault(&c, -EINVAL, "capacities");
 	c = cfg, c.sizes = huge;
+	expect_fault(&c, -EOVERFLOW, "sizes");
+	/* A class that fits but cannot be mapped aligned: as lfp_create and
+	 * lfp_config_fault say of that class (check_slab). */
+	c = cfg, c.sizes = huge_aligned, c.capacities = one_cap;
+	c.align = SIZE_MAX / 4 + 1;
 	expect_fault(&c, -EOVERFLOW, "sizes");
 	c = cfg, c.cache_size = 4, c.batch_size = 5;
 	expect_fault(&c, -EINVAL, "batch_size");

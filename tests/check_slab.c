@@ -130,6 +130,12 @@ START_TEST(config_fault_names_the_field)
 	expect_fault(c, -EOVERFLOW, "obj_size");
 	c = ok, c.align = (size_t)1 << 62, c.capacity = 4; /* align is larger */
 	expect_fault(c, -EOVERFLOW, "align");
+	/* Fits, laid out, but not once aligned for mapping: still the size
+	 * that overflows, as a family's class says (check_family). */
+	c = ok, c.obj_size = SIZE_MAX / 2 + 1, c.align = SIZE_MAX / 4 + 1;
+	c.capacity = 1;
+	ck_assert_uint_ne(lfp_memory_size(&c), 0);
+	expect_fault(c, -EOVERFLOW, "obj_size");
 	c = ok, c.cache_size = LFP_MAX_CACHE_SIZE + 1;
 	expect_fault(c, -EINVAL, "cache_size");
 	c = ok, c.cache_size = 4, c.batch_size = 5;

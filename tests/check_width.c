@@ -166,6 +166,16 @@ START_TEST(object_bytes_overflowing_size_t)
 	} else {
 		ck_assert_uint_gt(lfp_memory_size(&c), (size_t)16 << 28);
 	}
+	/* 8-byte objects in the default alignment's 16-byte strides: the
+	 * size is at fault, not an align the caller never set. */
+	c.obj_size = 8, c.align = 0;
+	if (ILP32 && alignof(max_align_t) == 16)
+		ck_assert_str_eq(lfp_config_fault(&c), "obj_size");
+	else if (!ILP32)
+		ck_assert_ptr_null(lfp_config_fault(&c));
+	c.align = 16;
+	if (ILP32)
+		ck_assert_str_eq(lfp_config_fault(&c), "align");
 }
 END_TEST
 

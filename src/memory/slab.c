@@ -109,9 +109,9 @@ static int slab_check_policy(const struct lfp_config *cfg, const char **fault)
 
 const char *lfpi_size_field(const struct lfp_config *cfg)
 {
-	size_t align = cfg->align ? cfg->align : alignof(max_align_t);
-
-	return align > cfg->obj_size ? "align" : "obj_size";
+	/* Only an align the caller chose: a default one larger than the
+	 * object (16 bytes for 8-byte objects) is not theirs to change. */
+	return cfg->align > cfg->obj_size ? "align" : "obj_size";
 }
 
 int lfpi_layout(const struct lfp_config *cfg, bool bare,

@@ -181,8 +181,10 @@ const char *lfp_config_fault(const struct lfp_config *cfg)
 	struct lfpi_layout l;
 	const char *fault = NULL;
 
-	if (cfg && !pool_layout(cfg, &l, &fault))
-		pool_check_memory(cfg, &l, &fault);
+	if (cfg && !pool_layout(cfg, &l, &fault) &&
+	    !pool_check_memory(cfg, &l, &fault) && !cfg->memory &&
+	    !lfpi_map_pool_len(&l, cfg->flags))
+		fault = lfpi_size_field(cfg); /* lfp_create's -EOVERFLOW */
 	return fault;
 }
 
@@ -223,11 +225,15 @@ int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 		return -ENOTSUP;
 	if ((err = lfpi_cache_global_init()) || (err = lfpi_fork_global_init()))
 		return err;
+	if ((err = pool_check_memory(cfg, &l, NULL)))
+		return err;
+	/* Fits, but not once rounded and aligned for mapping (as
+	 * lfpi_pool_map_len, and a family, say): the size overflows. */
+	if (!cfg->memory && !lfpi_map_pool_len(&l, cfg->flags))
+		return -EOVERFLOW;
 	if (where && (cfg->memory || lfpi_map_pool_len(&l, cfg->flags) - 1 >=
 						  room))
 		return -EINVAL;
-	if ((err = pool_check_memory(cfg, &l, NULL)))
-		return err;
 	if (cfg->memory) {
 		base = cfg->memory;
 		/* Header and metadata only: the objects stay untouched. */
