@@ -1055,6 +1055,8 @@ static void *bulk_park(void *arg)
 	n = lfp_alloc_bulk(bulk_pool, objs, 40);
 	lfp_free_bulk(bulk_pool, objs, n); /* parked in this thread's cache */
 	pthread_barrier_wait(&bulk_bar);   /* idle while the main thread runs */
+	/* Not gone before its audit: a thread's exit drains its cache,
+	 * which the census would catch half done. */
 	pthread_barrier_wait(&bulk_bar);
 	return NULL;
 }
