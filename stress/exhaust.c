@@ -62,11 +62,30 @@ static struct stress_run *exhaust_run;
 /* The drain under way in this thread, if it is the drainer's. */
 static _Thread_local const struct stress_drain_note *exhaust_drain;
 
+/*
+ * The report is put together here and written with one write(): other
+ * threads may abort at the same moment, and a report written piece by
+ * piece would come out cut by theirs. A longer one is cut short.
+ */
+static _Thread_local char exhaust_line[1024];
+static _Thread_local size_t exhaust_len;
+
 static void exhaust_put(const char *s)
 {
-	ssize_t n = write(STDERR_FILENO, s, strlen(s));
+	size_t n = strlen(s), room = sizeof(exhaust_line) - exhaust_len;
+
+	if (n > room)
+		n = room;
+	memcpy(exhaust_line + exhaust_len, s, n);
+	exhaust_len += n;
+}
+
+static void exhaust_flush(void)
+{
+	ssize_t n = write(STDERR_FILENO, exhaust_line, exhaust_len);
 
 	(void)n;
+	exhaust_len = 0;
 }
 
 static void exhaust_put_u64(uint64_t v)
@@ -126,6 +145,7 @@ static void exhaust_on_abort(int sig)
 		exhaust_put(" were free");
 	}
 	exhaust_put("\nlfpool-stress: FAIL\n");
+	exhaust_flush();
 	_exit(1);
 }
 

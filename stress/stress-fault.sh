@@ -100,21 +100,25 @@ nsetups=$(echo "$setups" | tr ';' '\n' | wc -l)
 out=$(mktemp) || exit 99
 trap 'rm -f "$out"' EXIT
 
-# The reports of a run, one a line: each line of the harness
-# (lfpool-stress: ...) and each sanitizer's report, with whatever another
-# thread wrote into the middle of it joined in (with --exhaust abort,
-# other threads may abort too, and the library's message of each can
-# land in the middle of the harness's own line). A pattern is matched
-# against one report at a time: across them, the closing report's "the
-# pool cannot run dry" would complete any violation at all.
+# The reports of a run, one a line: each report starts a line (the
+# harness's lfpool-stress: ..., a sanitizer's), and the lines up to the
+# next one are joined to it, whatever another thread wrote into them
+# (with --exhaust abort, other threads may abort too, and the library's
+# message of each can land in the middle of the harness's report). A
+# report that starts in the middle of a line starts one only before the
+# first report: later, it is another thread's, and splitting there would
+# cut the report it landed in. A pattern is matched against one report at
+# a time: across them, the closing report's "the pool cannot run dry"
+# would complete any violation at all.
 records() {
-	tr '\n' ' ' <"$1" | awk '{
-		gsub(/lfpool-stress: /, "\n&")
-		gsub(/==[0-9]+==ERROR: AddressSanitizer/, "\n&")
-		gsub(/WARNING: ThreadSanitizer/, "\n&")
-		gsub(/[^ ]*: runtime error:/, "\n&")
-		print
-	}'
+	awk -v head='lfpool-stress: |==[0-9]+==ERROR: AddressSanitizer|WARNING: ThreadSanitizer|[^ ]*: runtime error:' '
+	$0 ~ "^(" head ")" { if (rec != "") print rec; rec = $0; n++; next }
+	!n && match($0, head) {
+		if (rec != "") print rec
+		rec = substr($0, RSTART); n++; next
+	}
+	{ rec = rec " " $0 }
+	END { if (rec != "") print rec }' "$1"
 }
 # The first thing the run reported: a violation or a sanitizer's report.
 first_report() {
