@@ -42,8 +42,8 @@ struct lfpi_layout {
  * caller knows whether a debug tool will watch it, which keeps them). */
 int lfpi_layout(const struct lfp_config *cfg, bool bare,
 		struct lfpi_layout *out, const char **fault);
-/* The field a pool's size that overflows is blamed on: the larger of the
- * two its objects' stride comes from, obj_size or align. */
+/* The field a pool's size that overflows is blamed on: align if the
+ * caller set it larger than obj_size, else obj_size. */
 const char *lfpi_size_field(const struct lfp_config *cfg);
 size_t lfpi_map_len(size_t size, size_t align);
 void *lfpi_map(size_t size, size_t commit, size_t align, size_t at,
