@@ -448,11 +448,13 @@ static unsigned fz_expect_config(const struct lfp_config *c, unsigned *must)
 	/* Several errors at once may give any of them. */
 	if (!c->obj_size || (a & (a - 1)))
 		return *must | may;
-	/* Object bytes alone (lo) and with generous room for the rest (hi). */
+	/* Object bytes alone (lo) and with generous room for the rest (hi):
+	 * the metadata, the objects' start rounded up to align, and the
+	 * mapping's own slack (align again, or a huge page's twice). */
 	slots = c->max_capacity ? c->max_capacity : c->capacity;
 	stride = ((unsigned __int128)c->obj_size + a - 1) / a * a;
 	lo = slots * stride;
-	hi = lo + slots * 64 + a + 65536;
+	hi = lo + slots * 64 + 2 * (unsigned __int128)a + 65536 + (4u << 20);
 	if (lo > SIZE_MAX)
 		*must |= FZ_OVERFLOW;
 	else if (hi > SIZE_MAX)

@@ -241,7 +241,8 @@ SEEDS = {
     create(config(exhaust=RECLAIM, reclaim=False)) +
     create(config(capacity=8, maxsel=MAX_MINUS1)) +
     create(config(obj='SIZE_MAX')) + create(config(obj='SIZE_MAX/2')) +
-    create(config(align=1 << 62, capacity=1)),
+    create(config(align=1 << 62, capacity=1)) +
+    create(config(align=1 << 62, capacity=1, maxsel=MAX_X2)),
     'huge-capacity': config(obj=1, capacity='LFP_MAX_CAPACITY') + alloc() +
     create(config(capacity=65536)) + alloc(3, pool=1) +
     create(config(capacity=4, maxsel=MAX_HUGE, exhaust=GROW)),
