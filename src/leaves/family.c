@@ -15,44 +15,18 @@
  * (lfpi_create_at), so the class is the zone's number, and lfp_owns
  * says whether its pool owns the pointer. The family is read-only after
  * creation but for its counters and its list of family caches, so
- * routing touches no shared word of its own.
+ * routing touches no shared word of its own. The family caches are made
+ * and given up in family_cache.c; the structs both files see are in
+ * family.h.
  */
 #include <errno.h>
-#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "leaves/family.h"
 #include "memory/slab.h"
-#include "pool/pool.h"
-
-struct lfp_family {
-	/* Read-only after lfp_family_create. */
-	struct lfpi_family_hot hot; /* first: lfpool.h reads it */
-	uint32_t spill;
-	void *map;                  /* the zones' reservation */
-	size_t map_size;
-
-	/* Every family cache ever made of the family; pushed, never
-	 * unlinked, reused once given up. */
-	_Atomic(struct lfp_family_cache *) caches;
-
-	/* Bumped only when an allocation fails or spills, or a release is
-	 * refused: off the common paths, on a line of their own. Relaxed
-	 * throughout: they are statistics and order nothing. */
-	alignas(64) _Atomic uint64_t spilled;
-	_Atomic uint64_t failed_allocs;
-	_Atomic uint64_t bad_sizes;
-	_Atomic uint64_t foreign_frees;
-};
-
-struct lfp_family_cache {
-	struct lfpi_family_cache_hot hot; /* first: lfpool.h reads it */
-	struct lfp_family *fam;
-	struct lfp_family_cache *next; /* in fam->caches; set before the push */
-	_Atomic uint32_t taken;        /* 1 while a thread has it */
-};
 
 static void family_count(_Atomic uint64_t *counter)
 {
@@ -452,102 +426,6 @@ void *lfp_family_cache_alloc(struct lfp_family_cache *fc, size_t size)
 int lfp_family_cache_free(struct lfp_family_cache *fc, void *obj)
 {
 	return lfpi_family_cache_free_inline(fc, obj);
-}
-
-/* ---- family caches ------------------------------------------------------ */
-
-/* Make fc's class caches: true, or false with none left made. */
-static bool family_cache_fill(struct lfp_family_cache *fc)
-{
-	const struct lfpi_family_hot *f = &fc->fam->hot;
-
-	for (uint32_t i = 0; i < f->classes; i++)
-		if (!(fc->hot.caches[i] = lfp_cache_create(f->cls[i].pool))) {
-			while (i--)
-				lfp_cache_destroy(fc->hot.caches[i]);
-			return false;
-		}
-	return true;
-}
-
-/* A family cache given up earlier, taken; or NULL. */
-static struct lfp_family_cache *family_cache_reuse(struct lfp_family *fam)
-{
-	/* Acquire: pairs with the release CAS that pushed the cache, so its
-	 * fam and next are seen. */
-	struct lfp_family_cache *fc =
-		atomic_load_explicit(&fam->caches, memory_order_acquire);
-
-	for (; fc; fc = fc->next) {
-		uint32_t idle = 0;
-
-		/* Acquire: pairs with the release store in
-		 * lfp_family_cache_destroy, after which its caches were
-		 * given up. */
-		if (atomic_compare_exchange_strong_explicit(
-			    &fc->taken, &idle, 1, memory_order_acquire,
-			    memory_order_relaxed))
-			return fc;
-	}
-	return NULL;
-}
-
-struct lfp_family_cache *lfp_family_cache_create(struct lfp_family *fam)
-{
-	struct lfp_family_cache *fc, *head;
-
-	if (!fam)
-		return NULL;
-	if ((fc = family_cache_reuse(fam))) {
-		if (family_cache_fill(fc))
-			return fc;
-		/* Release: as in lfp_family_cache_destroy. */
-		atomic_store_explicit(&fc->taken, 0, memory_order_release);
-		return NULL;
-	}
-	fc = mmap(NULL, sizeof(*fc), PROT_READ | PROT_WRITE,
-		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fc == MAP_FAILED)
-		return NULL;
-	fc->hot.fam = &fam->hot;
-	fc->fam = fam;
-	atomic_init(&fc->taken, 1);
-	if (!family_cache_fill(fc)) {
-		munmap(fc, sizeof(*fc));
-		return NULL;
-	}
-	head = atomic_load_explicit(&fam->caches, memory_order_relaxed);
-	do
-		fc->next = head;
-	/* Release: pairs with the acquire load in family_cache_reuse. */
-	while (!atomic_compare_exchange_weak_explicit(&fam->caches, &head, fc,
-						      memory_order_release,
-						      memory_order_relaxed));
-	return fc;
-}
-
-void lfp_family_cache_destroy(struct lfp_family_cache *fc)
-{
-	if (!fc)
-		return;
-	for (uint32_t i = 0; i < fc->fam->hot.classes; i++)
-		lfp_cache_destroy(fc->hot.caches[i]);
-	/* Release: pairs with the acquire CAS in family_cache_reuse. */
-	atomic_store_explicit(&fc->taken, 0, memory_order_release);
-}
-
-void lfp_family_cache_flush(struct lfp_family_cache *fc)
-{
-	if (!fc)
-		return;
-	for (uint32_t i = 0; i < fc->fam->hot.classes; i++)
-		lfp_cache_flush(fc->hot.caches[i]);
-}
-
-struct lfp_cache *lfp_family_cache_class(const struct lfp_family_cache *fc,
-					 uint32_t i)
-{
-	return fc && i < fc->fam->hot.classes ? fc->hot.caches[i] : NULL;
 }
 
 /* ---- introspection ------------------------------------------------------ */
