@@ -135,37 +135,6 @@ void memory_resource()
 	EXPECT(res.is_equal(res));
 }
 
-// pool(0) in a child: it must print the error and abort.
-void creation_failure_aborts()
-{
-	int fds[2], status = 0;
-	char msg[256] = "";
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(fds) != 0) {
-		std::perror("pipe");
-		failures++;
-		return;
-	}
-	std::fflush(nullptr);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 2);
-		close(fds[0]);
-		lfp::pool<int> pool(0);
-		_exit(0); // not reached: the constructor aborts
-	}
-	close(fds[1]);
-	n = read(fds[0], msg, sizeof(msg) - 1);
-	close(fds[0]);
-	msg[n > 0 ? n : 0] = '\0';
-	EXPECT(waitpid(pid, &status, 0) == pid);
-	EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-	EXPECT(std::strstr(msg, "lfp_create") != nullptr);
-	EXPECT(std::strstr(msg, std::strerror(EINVAL)) != nullptr);
-}
-
 // make() in a child, whose stderr is read whole: the constructor must
 // print want, a line, and abort.
 template <class F> void expect_abort_saying(F make, const std::string &want)
@@ -329,7 +298,6 @@ void two_phase_init()
 
 int main()
 {
-	creation_failure_aborts();
 	creation_failure_says_why();
 	two_phase_init();
 	pools_caches_handles();
