@@ -17,8 +17,9 @@
 # A tracer that attaches to a running program (-p PID), or that must be
 # ready before the program starts (a filter on its name), is waited for
 # in the program's memory: the first byte of a probe's site changes when
-# a uprobe is installed there. Meanwhile the program waits for a line on
-# a pipe (probes_events ... wait).
+# a uprobe is installed there; then until the tracer sleeps waiting for
+# events, which it enabled. Meanwhile the program waits for a line on a
+# pipe (probes_events ... wait).
 #
 # Skipped (77), saying why, where the machine does not let the tool
 # trace: probes not built, not root, no uprobes, the tool missing or
@@ -261,6 +262,45 @@ wait_probes() {
 	done
 }
 
+# The processes below process $1 that have none below them: the tracer,
+# under the shell that runs its recipe.
+tracer_leaves() {
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v top="$1" '
+	{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); parent[$1] = f[2]; has[f[2]] = 1 }
+	END {
+		for (p in parent) {
+			if (p in has) continue
+			for (q = p; q in parent && q != top; q = parent[q]) ;
+			if (q == top) print p
+		}
+	}'
+}
+
+# Wait (up to 30 s) until the tracer under process $1 waits for events:
+# each of its processes asleep in poll, select or epoll, where perf and
+# bpftrace sleep once their events are enabled. A uprobe is in the
+# program's memory once the tracer opened its event, and perf enables
+# the events it opened only later (after it wrote what it knows of the
+# processes): what fires in between is lost.
+wait_enabled() {
+	i=0
+	while :; do
+		leaves=$(tracer_leaves "$1")
+		waiting=${leaves:+yes}
+		for p in $leaves; do
+			case $(cat "/proc/$p/wchan" 2>/dev/null) in
+			poll_schedule_timeout* | do_epoll_wait* | ep_poll*) ;;
+			*) waiting= ;;
+			esac
+		done
+		[ -n "$waiting" ] && return 0
+		kill -0 "$1" 2>/dev/null || { echo "the tracer ended first"; return 1; }
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "the tracer did not wait for events after 30 s"; return 1; }
+		sleep 0.1
+	done
+}
+
 # Start program $1, waiting for a line on a pipe: prog_pid, $tmp/prog.out.
 start_prog() {
 	rm -f "$tmp/go"
@@ -343,6 +383,7 @@ run_recipe() {
 		(cd "$tmp" && exec sh "$tmp/run.sh") >"$tmp/out" 2>&1 &
 		bg_pid=$!
 		wait_probes "$prog_pid" "$3" "$(events_of "$recipe")" || return 1
+		wait_enabled "$bg_pid" || return 1
 		run_prog || return 1
 		wait_tracer || return 1
 	elif grep -q '"engine"' "$recipe"; then
@@ -353,6 +394,7 @@ run_recipe() {
 		bg_pid=$!
 		start_prog "$2" || return 1
 		wait_probes "$prog_pid" "$3" "$(events_of "$recipe")" || return 1
+		wait_enabled "$bg_pid" || return 1
 		run_prog || return 1
 		interrupt || return 1
 	else
