@@ -49,6 +49,32 @@ static inline bool under_sanitizer(void)
 	return test_sanitizer() != NULL;
 }
 
+/*
+ * How many bytes of [p, p + len) the process has mapped, as
+ * /proc/self/maps lists its mappings: 0 once all of it was unmapped. Not
+ * msync's or mincore's ENOMEM: qemu-user keeps a 32-bit program's whole
+ * address space reserved on the build machine, so there they succeed on
+ * memory the program unmapped; its /proc/self/maps is the program's view.
+ */
+static inline size_t test_mapped_bytes(const void *p, size_t len)
+{
+	unsigned long long a = (uintptr_t)p, end = a + len, lo, hi, s, e;
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t covered = 0;
+	char line[512];
+
+	ck_assert_msg(f != NULL, "cannot read /proc/self/maps");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+			s = lo > a ? lo : a;
+			e = hi < end ? hi : end;
+			if (e > s)
+				covered += (size_t)(e - s);
+		}
+	fclose(f);
+	return covered;
+}
+
 /* The ways lfp_alloc/lfp_free can run; loop tests take _i as an index. */
 static const uint32_t test_modes[] = { 0, LFP_F_NO_CACHE, LFP_F_STRICT };
 #define TEST_NMODES 3
