@@ -34,8 +34,11 @@
 #pragma GCC diagnostic ignored "-Wuseless-cast"
 #endif
 #define LFPI_H_ATOMIC(type) type
-/* C aligns _Atomic(uint64_t) to 8 where uint64_t alone gets 4 (i386). */
-#define LFPI_H_ATOMIC_U64 uint64_t __attribute__((aligned(8)))
+/* C aligns _Atomic(uint64_t) to 8 where uint64_t alone gets 4 (i386):
+ * a type so aligned, so that a pointer to one is aligned as a pointer
+ * (the attribute in a declaration would align the pointer field too). */
+typedef uint64_t lfpi_h_u64_a8 __attribute__((aligned(8)));
+#define LFPI_H_ATOMIC_U64 lfpi_h_u64_a8
 #define LFPI_H_THREAD __thread
 #define LFPI_H_MO_relaxed __ATOMIC_RELAXED
 #define LFPI_H_MO_acquire __ATOMIC_ACQUIRE
