@@ -431,6 +431,7 @@ START_TEST(fork_against_signal_handler)
 {
 	struct lfp_config c = { .obj_size = 64, .capacity = 4, .cache_size = 4 };
 	int forks = under_sanitizer() ? 300 : 3000, status;
+	uint64_t longest = 0;
 	struct sigaction sa = { .sa_handler = sig_handler };
 	pthread_t worker, sender;
 	void *o[4];
@@ -450,10 +451,14 @@ START_TEST(fork_against_signal_handler)
 	ck_assert_int_eq(pthread_create(&sender, NULL, sig_sender, &worker), 0);
 	/* A hang fails the test by Check's timeout. */
 	for (int i = 0; i < forks; i++) {
+		uint64_t t0 = test_now_ns(), took;
+
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0)
 			_exit(0);
+		took = test_now_ns() - t0;
+		longest = took > longest ? took : longest;
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	}
 	atomic_store(&stop, 1);
@@ -461,7 +466,18 @@ START_TEST(fork_against_signal_handler)
 	pthread_join(worker, NULL);
 	signal(SIGUSR1, SIG_IGN);
 	ck_assert_uint_gt(atomic_load(&sig_runs), 0);
-	ck_assert_uint_eq(atomic_load(&sig_worker_nulls), 0);
+	/* The worker's one slot is free whenever it allocates; it may find
+	 * it held by a fork (in its cache), and then waits for that fork,
+	 * 20 ms at most (lfpool(7), FORK), before it says exhausted. The
+	 * fork holds the caches within fork(): if no fork() took that long,
+	 * no wait gave up. (Under an emulator a fork may take longer.) */
+	if (longest <= LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000))
+		ck_assert_uint_eq(atomic_load(&sig_worker_nulls), 0);
+	else if (atomic_load(&sig_worker_nulls))
+		printf("fork_against_signal_handler: the longest fork took "
+		       "%.1f ms, over the 20 ms a wait for it lasts: the "
+		       "worker's NULL is allowed\n",
+		       (double)longest / 1e6);
 	lfp_cache_destroy(sig_cache);
 	lfp_destroy(sig_pool);
 }
