@@ -35,7 +35,9 @@
  * stress_idle_step, worker.c stress_idle_retire, the main file the setup
  * and teardown.
  */
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,6 +76,79 @@ static void idle_on_nudge(int sig)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Whether a thread that returns from a signal handler still has its own
+ * thread-local storage. Not so under qemu-i386 (qemu-user 7.2): its
+ * sigreturn reloads %gs from the emulated GDT, which all threads share
+ * and whose TLS entry the thread made last wrote, so the signalled
+ * thread comes back running on that thread's TLS: two threads then use
+ * one implicit cache as its owner (lfpi_cache_tab is TLS), and slots
+ * are handed out twice. The probe: thread A waits, thread B is made
+ * after it, A is signalled and looks at its TLS. Where it fails the
+ * idle rounds do without the nudge, which only makes a worker stall
+ * inside a call; parking does not need it.
+ */
+static _Thread_local int idle_probe_mine;
+static _Atomic int idle_probe_step;
+static _Atomic bool idle_probe_kept;
+
+static void idle_probe_sig(int sig)
+{
+	(void)sig;
+}
+
+static void *idle_probe_a(void *arg)
+{
+	(void)arg;
+	idle_probe_mine = 1;
+	/* Relaxed, both: the steps only pace the threads; what A reads is
+	 * its own TLS, and pthread_join publishes idle_probe_kept. */
+	atomic_store_explicit(&idle_probe_step, 1, memory_order_relaxed);
+	while (atomic_load_explicit(&idle_probe_step, memory_order_relaxed) < 3)
+		sched_yield();
+	atomic_store_explicit(&idle_probe_kept, idle_probe_mine == 1,
+			      memory_order_relaxed);
+	return NULL;
+}
+
+static void *idle_probe_b(void *arg)
+{
+	(void)arg;
+	idle_probe_mine = 2;
+	return NULL;
+}
+
+static bool idle_signals_keep_tls(void)
+{
+	struct sigaction sa, old;
+	pthread_t a, b;
+	bool made_b;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = idle_probe_sig;
+	sigemptyset(&sa.sa_mask);
+	sigaction(IDLE_NUDGE, &sa, &old);
+	atomic_store_explicit(&idle_probe_step, 0, memory_order_relaxed);
+	if (pthread_create(&a, NULL, idle_probe_a, NULL)) {
+		sigaction(IDLE_NUDGE, &old, NULL);
+		return false;
+	}
+	while (!atomic_load_explicit(&idle_probe_step, memory_order_relaxed))
+		sched_yield();
+	made_b = !pthread_create(&b, NULL, idle_probe_b, NULL);
+	if (made_b)
+		pthread_join(b, NULL);
+	pthread_kill(a, IDLE_NUDGE);
+	/* Time for A to take the signal (it spins, so it takes it at once
+	 * anywhere but on a machine far too loaded for this run anyway). */
+	nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	atomic_store_explicit(&idle_probe_step, 3, memory_order_relaxed);
+	pthread_join(a, NULL);
+	sigaction(IDLE_NUDGE, &old, NULL);
+	return made_b &&
+	       atomic_load_explicit(&idle_probe_kept, memory_order_relaxed);
+}
+
 int stress_idle_setup(struct stress_run *r)
 {
 	struct stress_idle *d = &r->idle;
@@ -81,6 +156,11 @@ int stress_idle_setup(struct stress_run *r)
 
 	if (!stress_mode_enabled(r->o, STRESS_IDLING))
 		return 0;
+	d->nudge = idle_signals_keep_tls();
+	if (!d->nudge)
+		fputs("lfpool-stress: note: a signal handler's return moves a "
+		      "thread onto another thread's TLS here (qemu-i386); idle "
+		      "rounds run without the nudge\n", stderr);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = idle_on_nudge;
 	sa.sa_flags = SA_RESTART;
@@ -198,6 +278,8 @@ static void idle_nudge(struct stress_run *r)
 {
 	struct stress_idle *d = &r->idle;
 
+	if (!d->nudge)
+		return;
 	pthread_mutex_lock(&d->lock);
 	for (unsigned i = 1; i < r->o->threads; i++)
 		if (r->w[i].idler_known)

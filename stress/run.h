@@ -134,6 +134,7 @@ struct stress_idle {
 	unsigned parked; /* workers parked since the last round ended (lock) */
 	unsigned final;  /* ... of them, parked for good (lock) */
 	bool over;       /* no more rounds (lock) */
+	bool nudge;      /* signals keep threads' TLS (idle_signals_keep_tls) */
 	struct stress_held *held; /* what the drainer took, r->slots entries */
 	uint64_t *since; /* the drainer's: each worker's ops at the last round */
 	uint64_t gap;    /* ... and the ops each must do before the next */
