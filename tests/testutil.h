@@ -75,6 +75,16 @@ static inline size_t test_mapped_bytes(const void *p, size_t len)
 	return covered;
 }
 
+/* Under an emulator (a cross build's make check sets LFP_EMULATOR): every
+ * instruction and, above all, every fork costs many times its native
+ * time, so loops of forks run fewer rounds, as under a sanitizer. */
+static inline bool under_emulator(void)
+{
+	const char *e = getenv("LFP_EMULATOR");
+
+	return e && *e;
+}
+
 /* The ways lfp_alloc/lfp_free can run; loop tests take _i as an index. */
 static const uint32_t test_modes[] = { 0, LFP_F_NO_CACHE, LFP_F_STRICT };
 #define TEST_NMODES 3
