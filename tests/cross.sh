@@ -13,7 +13,7 @@
 #   apt-get update && apt-get install gcc-aarch64-linux-gnu \
 #     g++-aarch64-linux-gnu gcc-i686-linux-gnu g++-i686-linux-gnu \
 #     qemu-user pkgconf:arm64 pkgconf:i386 liburcu-dev:arm64 check:arm64 \
-#     liburcu-dev:i386 check:i386
+#     liburcu-dev:i386 check:i386 libstdc++6:arm64 libstdc++6:i386
 # (tests/cross.sh --packages prints that list.)
 #
 # Under emulation every instruction costs 5 to 20 times its native time
@@ -32,7 +32,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages() {
 	echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-i686-linux-gnu" \
 	     "g++-i686-linux-gnu qemu-user pkgconf:arm64 pkgconf:i386" \
-	     "liburcu-dev:arm64 check:arm64 liburcu-dev:i386 check:i386"
+	     "liburcu-dev:arm64 check:arm64 liburcu-dev:i386 check:i386" \
+	     "libstdc++6:arm64 libstdc++6:i386"
 }
 if [ "${1-}" = --packages ]; then
 	packages
@@ -77,6 +78,14 @@ cross() {
 		exit 1
 	}
 	tail -n 14 "$dir/configure.out"
+	# The whole suite or none: configure leaves the C++ tests out where
+	# the emulator cannot run a C++ program (no libstdc++6 of the host).
+	grep -q '^  C++ tests: *yes' "$dir/configure.out" || {
+		echo "tests/cross.sh: configure leaves the C++ tests out of the" \
+		     "$arch build (see $dir/configure.out): apt-get install" \
+		     "$(packages)" >&2
+		exit 1
+	}
 	make -C "$dir" -j"$jobs" >"$dir/make.out" 2>&1 || {
 		cat "$dir/make.out" >&2
 		exit 1
