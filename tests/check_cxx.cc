@@ -8,6 +8,7 @@
 #include <lfpool.hpp>
 
 #include <check.h>
+#include "checkmark.h"
 
 #include <array>
 #include <atomic>

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "checkmark.h"
 
 /* Fail the test unless every slot is accounted for and stats agree. */
 #define ck_audit(pool, census)                                                 \
