@@ -164,7 +164,11 @@ static inline uint64_t test_now_ns(void)
  * Check's failure ends the test's process (its fork mode) whatever the
  * other threads are stuck in, so a hang fails in seconds instead of
  * stalling the run until the tcase's timeout. The watchdog blocks every
- * signal: a test's signals are for the threads under test.
+ * signal: a test's signals are for the threads under test. Its deadline
+ * is a time bound like Check's timeouts, and is stretched as they are by
+ * CK_TIMEOUT_MULTIPLIER (tests/cross.sh sets 4: under qemu-user on a
+ * loaded machine, fork_in_handler_during_steal's threads took longer
+ * than 5 s to stop); a deadlock still never ends.
  */
 struct test_watchdog {
 	pthread_t th;
@@ -198,11 +202,14 @@ static inline void *test_watchdog_run(void *arg)
 static inline void test_watchdog_start(struct test_watchdog *wd,
 				       unsigned seconds, const char *what)
 {
+	const char *mul = getenv("CK_TIMEOUT_MULTIPLIER");
 	pthread_condattr_t ca;
 	sigset_t all, old;
 
 	wd->done = false;
 	wd->seconds = seconds;
+	if (mul && atoi(mul) > 1)
+		wd->seconds = seconds * (unsigned)atoi(mul);
 	wd->what = what;
 	pthread_mutex_init(&wd->mu, NULL);
 	pthread_condattr_init(&ca);
