@@ -24,7 +24,7 @@ size_t lfpi_depot_bytes(uint32_t nmags, uint32_t size)
 void lfpi_depot_init(struct lfpi_depot *d, void *mem, uint32_t nmags,
 		     uint32_t size)
 {
-	d->mags = mem;
+	d->mags = (char *)mem;
 	d->nmags = nmags;
 	d->size = size;
 	d->mag_bytes = sizeof(struct lfpi_mag) + size * sizeof(uint32_t);

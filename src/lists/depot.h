@@ -13,12 +13,12 @@
 #include "lists/stack.h"
 
 struct lfpi_mag {
-	_Atomic uint32_t next; /* the depot's stack link */
+	_Atomic(uint32_t) next; /* the depot's stack link */
 	/* idx[0..count) are free slots. Only the magazine's owner writes
 	 * count, and ownership moves through the stacks' release and
 	 * acquire; atomic only for lfpi_depot_slots, which reads it while
 	 * owners fill and empty the magazine. */
-	_Atomic uint32_t count;
+	_Atomic(uint32_t) count;
 	/* Plain: only the magazine's owner reads or writes them. */
 	uint32_t idx[];
 };
@@ -27,7 +27,7 @@ struct lfpi_depot {
 	struct lfpi_stack full;  /* magazines holding 1..size slots */
 	struct lfpi_stack empty; /* magazines holding none */
 	/* Magazines [bump, nmags) were never used. */
-	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+	alignas(LFPI_CACHELINE) _Atomic(uint32_t) bump;
 	uint32_t nmags;
 	uint32_t size;           /* slot indices a magazine holds */
 	size_t mag_bytes;        /* bytes from one magazine to the next */

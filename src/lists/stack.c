@@ -23,12 +23,20 @@
  * into liblfpool): every 64th push pushes its chain a second time, which
  * links the chain into a cycle and hands its nodes out twice.
  */
-static _Atomic uint32_t stack_fault_pushes;
+static _Atomic(uint32_t) stack_fault_pushes;
 #define STACK_FAULT_DUE()                                                      \
 	(atomic_fetch_add_explicit(&stack_fault_pushes, 1,                     \
 				   memory_order_relaxed) % 64 == 63)
 #else
 #define STACK_FAULT_DUE() false
+#endif
+
+#ifdef LFPI_FAULT_POP_KEEPS_TAG
+/* Test-only fault, built only into tests/relacy's broken check: a pop
+ * keeps the tag (the ABA problem), and the check must catch it. */
+#define STACK_POP_TAG_STEP 0
+#else
+#define STACK_POP_TAG_STEP 1
 #endif
 
 static inline uint64_t stack_pack(uint32_t tag, uint32_t idx)
@@ -49,14 +57,14 @@ static inline uint32_t stack_tag(uint64_t head)
 void lfpi_stack_init(struct lfpi_stack *s, void *link0, size_t stride)
 {
 	atomic_init(&s->head, stack_pack(0, LFPI_NIL));
-	s->links = link0;
+	s->links = (char *)link0;
 	s->stride = stride;
 }
 
 uint32_t lfpi_stack_push(struct lfpi_stack *s, uint32_t first, uint32_t last)
 {
 	uint64_t old = atomic_load_explicit(&s->head, memory_order_relaxed);
-	_Atomic uint32_t *tail = lfpi_stack_next(s, last);
+	_Atomic(uint32_t) *tail = lfpi_stack_next(s, last);
 	uint32_t retries = 0;
 
 	for (;;) {
@@ -101,12 +109,16 @@ uint32_t lfpi_stack_pop(struct lfpi_stack *s, uint32_t *retries)
 		below = atomic_load_explicit(lfpi_stack_next(s, top),
 					     memory_order_relaxed);
 		/*
-		 * Acquire on success: we now own the node and read what its
-		 * pusher wrote before the release CAS. Acquire on failure too:
-		 * the new `old` is read the same way as the first load.
+		 * Acquire on failure: the new `old` is read the same way as
+		 * the first load. On success we own the node, and what its
+		 * pusher wrote before the release CAS is ours to read through
+		 * the acquire that read `old` (the tag makes each head value
+		 * written once, so the CAS read the same store); the success
+		 * order is acquire only because C11 allows no failure order
+		 * stronger than it. tests/relacy/lists.cc shows both.
 		 */
 		if (atomic_compare_exchange_weak_explicit(
-			    &s->head, &old, stack_pack(stack_tag(old) + 1, below),
+			    &s->head, &old, stack_pack(stack_tag(old) + STACK_POP_TAG_STEP, below),
 			    memory_order_acquire, memory_order_acquire))
 			break;
 		n++;

@@ -12,17 +12,17 @@
 
 struct lfpi_stack {
 	/* {tag:32 | index:32}: the top node, LFPI_NIL if empty. */
-	alignas(LFPI_CACHELINE) _Atomic uint64_t head;
+	alignas(LFPI_CACHELINE) _Atomic(uint64_t) head;
 	/* Read-only after lfpi_stack_init: node i's next word is at
 	 * links + i * stride. */
 	char *links;
 	size_t stride;
 };
 
-static inline _Atomic uint32_t *lfpi_stack_next(const struct lfpi_stack *s,
+static inline _Atomic(uint32_t) *lfpi_stack_next(const struct lfpi_stack *s,
 						uint32_t i)
 {
-	return (_Atomic uint32_t *)(s->links + (size_t)i * s->stride);
+	return (_Atomic(uint32_t) *)(s->links + (size_t)i * s->stride);
 }
 
 /* An empty stack whose node 0's next word is at link0, node i's at

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver of a Relacy check: a program that includes this file, then
+ * the library's units it checks (their .c files, compiled as C++ through
+ * stdatomic.h here), then its Relacy tests, and calls lfpm_main with them.
+ *
+ * lfpm_main runs every test with the orders as written; each must pass,
+ * and together they record the census of the orders they reach. Then, for
+ * each order that is not relaxed and each order one step weaker, it runs
+ * the tests again with only that order weakened, until one fails: the
+ * variant is caught. A variant no test catches fails the check, unless
+ * the program lists it among the orders kept without a check, with the
+ * reason (and then it must still be uncaught: a listed order that a test
+ * catches fails too, so the list cannot go stale).
+ *
+ * Every order that is not relaxed in the units the program names (their
+ * calls found in the source, from LFPM_SRCDIR) must be reached by a
+ * test, or the check fails: a protocol added to a unit and left out of
+ * the tests is not proven by them.
+ *
+ * Each test is searched twice: every execution with at most --bound B
+ * preemptions (default 1), each load reading the latest store or the one
+ * before it (Relacy's bounded search), then --iterations N random
+ * executions (default the test's own), in which a load may read any of
+ * the last three stores to its word.
+ * --verbose prints Relacy's report of each caught variant.
+ * --expect-fail is for a check built with a fault in the unit
+ * (LFPI_FAULT_*): the tests as written must fail, and no variant runs.
+ */
+#ifndef LFPM_CHECK_HPP
+#define LFPM_CHECK_HPP
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "stdatomic.h"
+
+lfpm_site lfpm_sites[LFPM_SITES_MAX];
+size_t lfpm_nsites;
+
+int lfpm_weak_site = -1;
+rl::memory_order lfpm_weak_order;
+bool lfpm_census;
+
+rl::memory_order lfpm_order(rl::memory_order mo, int kind, const char *file,
+			    int line, const char *func)
+{
+	for (size_t i = 0; i < lfpm_nsites; i++) {
+		const lfpm_site &s = lfpm_sites[i];
+
+		if (s.line == line && s.kind == kind && s.order == mo &&
+		    !strcmp(s.file, file))
+			return (int)i == lfpm_weak_site ? lfpm_weak_order : mo;
+	}
+	if (lfpm_census) {
+		if (lfpm_nsites == LFPM_SITES_MAX) {
+			fprintf(stderr, "more than %d orders: raise LFPM_SITES_MAX\n",
+				LFPM_SITES_MAX);
+			abort();
+		}
+		lfpm_sites[lfpm_nsites++] = lfpm_site{file, line, kind, mo, func};
+	}
+	return mo;
+}
+
+static const char *lfpm_order_name(rl::memory_order mo)
+{
+	switch (mo) {
+	case rl::mo_relaxed: return "relaxed";
+	case rl::mo_consume: return "consume";
+	case rl::mo_acquire: return "acquire";
+	case rl::mo_release: return "release";
+	case rl::mo_acq_rel: return "acq_rel";
+	case rl::mo_seq_cst: return "seq_cst";
+	}
+	return "?";
+}
+
+static const char *lfpm_kind_name(int kind)
+{
+	static const char *names[] = {"load", "store", "rmw", "fence",
+				      "cas-success", "cas-failure"};
+	return names[kind];
+}
+
+/* The orders one step weaker than mo, for an operation of this kind. */
+static std::vector<rl::memory_order> lfpm_weaker(rl::memory_order mo, int kind)
+{
+	switch (mo) {
+	case rl::mo_seq_cst:
+		if (kind == LFPM_LOAD || kind == LFPM_CAS_FAIL)
+			return {rl::mo_acquire};
+		if (kind == LFPM_STORE)
+			return {rl::mo_release};
+		return {rl::mo_acq_rel};
+	case rl::mo_acq_rel:
+		return {rl::mo_acquire, rl::mo_release};
+	case rl::mo_acquire:
+	case rl::mo_consume:
+	case rl::mo_release:
+		return {rl::mo_relaxed};
+	case rl::mo_relaxed:
+		break;
+	}
+	return {};
+}
+
+/* One Relacy test of the program. */
+struct lfpm_test {
+	const char *name;
+	unsigned long iterations;
+	/* Runs the test with params; returns Relacy's verdict. */
+	bool (*run)(rl::test_params &params);
+};
+
+template <typename T> static bool lfpm_run(rl::test_params &params)
+{
+	return rl::simulate<T>(params);
+}
+
+/* An order kept though no test here needs it, and why. */
+struct lfpm_kept {
+	const char *func;
+	int kind;
+	const char *from; /* the order as written */
+	const char *to;   /* the weaker one no test catches */
+	const char *why;
+};
+
+static const lfpm_kept *lfpm_find_kept(const lfpm_kept *kept, size_t nkept,
+				       const lfpm_site &s, rl::memory_order to)
+{
+	for (size_t i = 0; i < nkept; i++)
+		if (!strcmp(kept[i].func, s.func) && kept[i].kind == s.kind &&
+		    !strcmp(kept[i].from, lfpm_order_name(s.order)) &&
+		    !strcmp(kept[i].to, lfpm_order_name(to)))
+			return &kept[i];
+	return nullptr;
+}
+
+static double lfpm_seconds_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+					     t0)
+		.count();
+}
+
+/*
+ * How a test is run: every execution with at most `bound` preemptions
+ * (and every choice of the value each load reads), then `iterations`
+ * random ones.
+ */
+struct lfpm_search {
+	unsigned bound;
+	unsigned long iterations;
+};
+
+/* Runs one test quietly, in one of the two searches (bound: true for
+ * the bounded one); true if Relacy found nothing. Relacy's report goes
+ * to out. */
+static bool lfpm_simulate(const lfpm_test &t, const lfpm_search &search,
+			  bool bound, rl::ostringstream &out,
+			  rl::test_result_e *result,
+			  unsigned long *executions = nullptr)
+{
+	rl::test_params p;
+
+	if (bound) {
+		p.search_type = rl::sched_bound;
+		p.context_bound = search.bound;
+		p.iteration_count = ~(rl::iteration_t)0;
+	} else {
+		p.search_type = rl::sched_random;
+		p.iteration_count = search.iterations ? search.iterations
+						      : t.iterations;
+	}
+	p.output_stream = &out;
+	p.progress_stream = &out;
+	bool ok = t.run(p);
+	*result = p.test_result;
+	if (executions)
+		*executions = (unsigned long)p.stop_iteration;
+	return ok;
+}
+
+/* The source text of file with its comments blanked (newlines kept). */
+static std::string lfpm_source(const std::string &path)
+{
+	std::ifstream in(path);
+	std::stringstream ss;
+
+	if (!in) {
+		fprintf(stderr, "cannot read %s\n", path.c_str());
+		exit(1);
+	}
+	ss << in.rdbuf();
+	std::string t = ss.str();
+	for (size_t i = 0; i + 1 < t.size(); i++) {
+		if (t[i] == '/' && t[i + 1] == '*') {
+			size_t e = t.find("*/", i + 2);
+			e = e == std::string::npos ? t.size() : e + 2;
+			for (; i < e; i++)
+				if (t[i] != '\n')
+					t[i] = ' ';
+			i--;
+		} else if (t[i] == '/' && t[i + 1] == '/') {
+			for (; i < t.size() && t[i] != '\n'; i++)
+				t[i] = ' ';
+		}
+	}
+	return t;
+}
+
+/*
+ * The lines of unit (a path under src/) where an atomic call names an
+ * order that is not relaxed: the census must have reached each.
+ */
+static int lfpm_unreached(const char *unit)
+{
+	std::string path = std::string(LFPM_SRCDIR) + "/" + unit;
+	std::string t = lfpm_source(path);
+	int missing = 0;
+
+	for (size_t i = t.find("atomic_"); i != std::string::npos;
+	     i = t.find("atomic_", i + 1)) {
+		if (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))
+			continue;
+		size_t p = i;
+		while (p < t.size() && (isalnum((unsigned char)t[p]) || t[p] == '_'))
+			p++;
+		std::string name = t.substr(i, p - i);
+		if (p >= t.size() || t[p] != '(' ||
+		    (name.find("_explicit") == std::string::npos &&
+		     name != "atomic_thread_fence"))
+			continue;
+		/* The call's text, to its closing parenthesis. */
+		size_t e = p;
+		for (int depth = 0; e < t.size(); e++) {
+			if (t[e] == '(')
+				depth++;
+			else if (t[e] == ')' && --depth == 0)
+				break;
+		}
+		std::string call = t.substr(p, e - p);
+		bool strong = false;
+		for (const char *o : {"memory_order_acquire", "memory_order_release",
+				      "memory_order_acq_rel", "memory_order_seq_cst",
+				      "memory_order_consume"})
+			strong |= call.find(o) != std::string::npos;
+		if (!strong)
+			continue;
+		int line = 1 + (int)std::count(t.begin(), t.begin() + (long)i, '\n');
+		bool found = false;
+		for (size_t k = 0; k < lfpm_nsites && !found; k++) {
+			const std::string f = lfpm_sites[k].file;
+			found = lfpm_sites[k].line == line &&
+				f.size() >= strlen(unit) &&
+				f.compare(f.size() - strlen(unit), strlen(unit),
+					  unit) == 0;
+		}
+		if (!found) {
+			printf("%s:%d: %s: an order no test reaches\n",
+			       unit, line, name.c_str());
+			missing++;
+		}
+	}
+	return missing;
+}
+
+static const char *lfpm_search_name(bool bound)
+{
+	return bound ? "bounded" : "random";
+}
+
+static int lfpm_main(int argc, char **argv, const char *unit,
+		     const char *const *units, size_t nunits,
+		     const lfpm_test *tests, size_t ntests,
+		     const lfpm_kept *kept, size_t nkept)
+{
+	lfpm_search search = {1, 0};
+	bool verbose = false, expect_fail = false;
+	int failed = 0;
+	auto start = std::chrono::steady_clock::now();
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+			search.iterations = strtoul(argv[++i], nullptr, 10);
+		else if (!strcmp(argv[i], "--bound") && i + 1 < argc)
+			search.bound = (unsigned)strtoul(argv[++i], nullptr, 10);
+		else if (!strcmp(argv[i], "--verbose"))
+			verbose = true;
+		else if (!strcmp(argv[i], "--expect-fail"))
+			expect_fail = true;
+		else {
+			fprintf(stderr, "usage: %s [--bound B] [--iterations N] "
+				"[--verbose] [--expect-fail]\n", argv[0]);
+			return 2;
+		}
+	}
+
+	/* The tests as written, in both searches, recording the census. */
+	lfpm_census = true;
+	for (size_t i = 0; i < ntests; i++) {
+		for (bool bound : {true, false}) {
+			const lfpm_test &t = tests[i];
+			auto t0 = std::chrono::steady_clock::now();
+			rl::ostringstream out;
+			rl::test_result_e r;
+			unsigned long done = 0;
+			bool ok = lfpm_simulate(t, search, bound, out, &r, &done);
+
+			printf("%s: %s as written, %s search: %s, %lu "
+			       "executions, %.2f s\n", unit, t.name,
+			       lfpm_search_name(bound),
+			       ok ? "passed" : rl::test_result_str(r), done,
+			       lfpm_seconds_since(t0));
+			if (!ok) {
+				if (verbose || !expect_fail)
+					fputs(out.str().c_str(), stdout);
+				failed++;
+			}
+		}
+	}
+	lfpm_census = false;
+	if (expect_fail) {
+		printf("%s: built broken, %s\n", unit,
+		       failed ? "and the tests catch it" : "BUT NO TEST FAILS");
+		return failed ? 0 : 1;
+	}
+	if (failed)
+		return 1;
+	for (size_t u = 0; u < nunits; u++)
+		failed += lfpm_unreached(units[u]);
+
+	/* Each order one step weaker, alone: the bounded search of every
+	 * test first, then the random one, until one fails. */
+	const lfpm_site *sites = lfpm_sites;
+	size_t variants = 0, caught = 0;
+
+	for (size_t s = 0; s < lfpm_nsites; s++) {
+		for (rl::memory_order to : lfpm_weaker(sites[s].order,
+						       sites[s].kind)) {
+			const lfpm_site &site = sites[s];
+			const lfpm_kept *k = lfpm_find_kept(kept, nkept, site, to);
+			auto t0 = std::chrono::steady_clock::now();
+			const char *by = nullptr;
+			bool by_bound = false;
+			rl::test_result_e r = rl::test_result_success;
+			rl::ostringstream out;
+
+			variants++;
+			lfpm_weak_site = (int)s;
+			lfpm_weak_order = to;
+			for (bool bound : {true, false})
+				for (size_t i = 0; i < ntests && !by; i++) {
+					rl::ostringstream o;
+
+					if (!lfpm_simulate(tests[i], search, bound,
+							   o, &r)) {
+						by = tests[i].name;
+						by_bound = bound;
+						out << o.str();
+					}
+				}
+			lfpm_weak_site = -1;
+			printf("%s: %s %s %s:%d %s -> %s: ", unit,
+			       site.func, lfpm_kind_name(site.kind), site.file,
+			       site.line, lfpm_order_name(site.order),
+			       lfpm_order_name(to));
+			if (by) {
+				caught++;
+				printf("caught by %s, %s search (%s), %.2f s%s\n",
+				       by, lfpm_search_name(by_bound),
+				       rl::test_result_str(r),
+				       lfpm_seconds_since(t0),
+				       k ? "; but it is listed as kept without a check" : "");
+				if (verbose)
+					fputs(out.str().c_str(), stdout);
+				if (k)
+					failed++;
+			} else if (k) {
+				printf("not caught, kept: %s\n", k->why);
+			} else {
+				printf("NOT CAUGHT (%.2f s)\n", lfpm_seconds_since(t0));
+				failed++;
+			}
+		}
+	}
+	/* A kept order that matches no variant is a stale entry. */
+	for (size_t i = 0; i < nkept; i++) {
+		bool used = false;
+
+		for (size_t s = 0; s < lfpm_nsites && !used; s++)
+			for (rl::memory_order to : lfpm_weaker(sites[s].order,
+							       sites[s].kind))
+				used |= lfpm_find_kept(&kept[i], 1, sites[s],
+						       to) != nullptr;
+		if (!used) {
+			printf("%s: kept order %s %s %s -> %s matches no order\n",
+			       unit, kept[i].func, lfpm_kind_name(kept[i].kind),
+			       kept[i].from, kept[i].to);
+			failed++;
+		}
+	}
+	printf("%s: %zu orders reached, %zu variants, %zu caught, %d failures, "
+	       "%.1f s\n", unit, lfpm_nsites, variants, caught, failed,
+	       lfpm_seconds_since(start));
+	return failed ? 1 : 0;
+}
+
+#endif /* LFPM_CHECK_HPP */

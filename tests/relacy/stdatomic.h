@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The C11 atomics of <stdatomic.h>, for lfpool's own sources compiled as
+ * C++ under Relacy, the checker of the C++11 memory model. This file is
+ * found before the system's <stdatomic.h> (the checks are built with
+ * -I tests/relacy), so base/base.h's include brings it in and the library's
+ * units compile unchanged: _Atomic(T) is Relacy's rl::atomic<T>, and each
+ * atomic_*_explicit call becomes the same operation on it, with its order.
+ *
+ * Every order passes through lfpm_order, which knows each call site by
+ * file, line and operand (a CAS has two orders). A check first runs with
+ * the orders as written and records every site it reaches (the census);
+ * then, for each site whose order is not relaxed, it runs again with that
+ * one order made one step weaker (lfpm_weaken), and Relacy must report a
+ * failure: an order no check needs is either unneeded or unchecked.
+ *
+ * Relacy's own headers come without relacy.hpp's macros (new, malloc,
+ * errno and the orders as Relacy spells them), which the library's
+ * sources must not see.
+ *
+ * atomic_signal_fence orders a thread against its own signal handler; the
+ * checks have no signals, so it is a no-op here. atomic_init is a relaxed
+ * store, made before the threads start.
+ */
+#ifndef LFPM_STDATOMIC_H
+#define LFPM_STDATOMIC_H
+
+#ifndef __cplusplus
+#error "tests/relacy/stdatomic.h is for the Relacy checks, built as C++"
+#endif
+
+/* The standard headers first: Relacy's own headers must not see ours. */
+#include <cstdint>
+#include <cstring>
+
+#include <relacy/base.hpp>
+#include <relacy/context.hpp>
+#include <relacy/context_base_impl.hpp>
+#include <relacy/backoff.hpp>
+#include <relacy/atomic_fence.hpp>
+#include <relacy/atomic.hpp>
+#include <relacy/var.hpp>
+#include <relacy/thread_local.hpp>
+#include <relacy/test_suite.hpp>
+#include <relacy/dyn_thread.hpp>
+#include <relacy/stdlib/mutex.hpp>
+#include <relacy/stdlib/condition_variable.hpp>
+#include <relacy/stdlib/semaphore.hpp>
+#include <relacy/stdlib/event.hpp>
+
+/* What a site's order belongs to: it decides the orders one step weaker. */
+enum {
+	LFPM_LOAD,
+	LFPM_STORE,
+	LFPM_RMW,
+	LFPM_FENCE,
+	LFPM_CAS_SUCCESS,
+	LFPM_CAS_FAIL,
+};
+
+/* One order at one place of the source. */
+struct lfpm_site {
+	const char *file;
+	int line;
+	int kind;               /* LFPM_LOAD ... LFPM_CAS_FAIL */
+	rl::memory_order order; /* as written */
+	const char *func;
+};
+
+/* The sites the census found (a fixed table: the simulated threads must
+ * not allocate), and the site being weakened (-1: none). */
+#define LFPM_SITES_MAX 512
+extern lfpm_site lfpm_sites[LFPM_SITES_MAX];
+extern size_t lfpm_nsites;
+extern int lfpm_weak_site;
+extern rl::memory_order lfpm_weak_order;
+extern bool lfpm_census;
+
+/* The order to use at a site: as written, or the variant's. */
+rl::memory_order lfpm_order(rl::memory_order mo, int kind, const char *file,
+			    int line, const char *func);
+
+#define LFPM_ORDER(mo, k)                                                     \
+	lfpm_order((mo), LFPM_##k, __FILE__, __LINE__, __func__)
+
+#define _Atomic(T) rl::atomic<T>
+/* The units' static assertions are about the layout of C's types, which
+ * the checker's atomics do not have. */
+#define _Static_assert(cond, msg) static_assert(true, msg)
+
+/* The names C gives the orders. */
+#define memory_order_relaxed rl::mo_relaxed
+#define memory_order_consume rl::mo_consume
+#define memory_order_acquire rl::mo_acquire
+#define memory_order_release rl::mo_release
+#define memory_order_acq_rel rl::mo_acq_rel
+#define memory_order_seq_cst rl::mo_seq_cst
+
+#define atomic_init(p, v) ((*(p))($).store((v), rl::mo_relaxed))
+#define atomic_load_explicit(p, mo) ((*(p))($).load(LFPM_ORDER(mo, LOAD)))
+#define atomic_store_explicit(p, v, mo)                                       \
+	((*(p))($).store((v), LFPM_ORDER(mo, STORE)))
+#define atomic_exchange_explicit(p, v, mo)                                    \
+	((*(p))($).exchange((v), LFPM_ORDER(mo, RMW)))
+#define atomic_fetch_add_explicit(p, v, mo)                                   \
+	((*(p))($).fetch_add((v), LFPM_ORDER(mo, RMW)))
+#define atomic_fetch_sub_explicit(p, v, mo)                                   \
+	((*(p))($).fetch_sub((v), LFPM_ORDER(mo, RMW)))
+#define atomic_fetch_or_explicit(p, v, mo)                                    \
+	((*(p))($).fetch_or((v), LFPM_ORDER(mo, RMW)))
+#define atomic_fetch_and_explicit(p, v, mo)                                   \
+	((*(p))($).fetch_and((v), LFPM_ORDER(mo, RMW)))
+#define atomic_compare_exchange_weak_explicit(p, e, d, s, f)                  \
+	lfpm_cas(*(p), *(e), (d), true, LFPM_ORDER(s, CAS_SUCCESS),    \
+		 LFPM_ORDER(f, CAS_FAIL), $)
+#define atomic_compare_exchange_strong_explicit(p, e, d, s, f)                \
+	lfpm_cas(*(p), *(e), (d), false, LFPM_ORDER(s, CAS_SUCCESS),    \
+		 LFPM_ORDER(f, CAS_FAIL), $)
+#define atomic_thread_fence(mo) lfpm_fence(LFPM_ORDER(mo, FENCE), $)
+#define atomic_signal_fence(mo) ((void)(mo))
+
+static inline bool lfpm_acquires(rl::memory_order mo)
+{
+	return mo == rl::mo_acquire || mo == rl::mo_acq_rel ||
+	       mo == rl::mo_seq_cst || mo == rl::mo_consume;
+}
+
+/* A fence: none where a variant weakened it to relaxed. */
+static inline void lfpm_fence(rl::memory_order mo, rl::debug_info_param info)
+{
+	if (mo != rl::mo_relaxed)
+		(rl::atomic_thread_fence)(mo, info);
+}
+
+/*
+ * A CAS. Relacy (C++11) refuses a failure order stronger than the
+ * success order, which a weakened success order makes (C++17 allows it):
+ * then the failure's acquire is an acquire fence after a failed relaxed
+ * CAS, which orders what the failed CAS read as an acquire load would.
+ */
+template <typename T, typename U>
+static inline bool lfpm_cas(rl::atomic<T> &a, T &expected, U desired,
+			    bool weak, rl::memory_order s, rl::memory_order f,
+			    rl::debug_info_param info)
+{
+	bool ok;
+
+	if (f == rl::mo_seq_cst && s != rl::mo_seq_cst)
+		f = rl::mo_acquire;
+	if (lfpm_acquires(f) && !lfpm_acquires(s)) {
+		ok = weak ? a(info).compare_exchange_weak(expected, (T)desired, s,
+							 rl::mo_relaxed)
+			  : a(info).compare_exchange_strong(expected, (T)desired,
+							   s, rl::mo_relaxed);
+		if (!ok)
+			(rl::atomic_thread_fence)(rl::mo_acquire, info);
+		return ok;
+	}
+	return weak ? a(info).compare_exchange_weak(expected, (T)desired, s, f)
+		    : a(info).compare_exchange_strong(expected, (T)desired, s, f);
+}
+
+#endif /* LFPM_STDATOMIC_H */
