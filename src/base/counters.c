@@ -7,7 +7,7 @@
 #include "base/counters.h"
 
 /* Threads are spread over the counter shards in the order they first count. */
-static _Atomic uint32_t counters_next_shard;
+static _Atomic(uint32_t) counters_next_shard;
 static LFPI_TLS uint32_t counters_shard_plus1;
 
 struct lfpi_counters *lfpi_shard(struct lfpi_counters *shards)

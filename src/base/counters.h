@@ -10,23 +10,23 @@
 #include "base/base.h"
 
 struct lfpi_counters {
-	alignas(LFPI_CACHELINE) _Atomic uint64_t allocs;
-	_Atomic uint64_t frees;
-	_Atomic uint64_t failed_allocs;
-	_Atomic uint64_t rejected_frees;
-	_Atomic uint64_t cas_retries;
+	alignas(LFPI_CACHELINE) _Atomic(uint64_t) allocs;
+	_Atomic(uint64_t) frees;
+	_Atomic(uint64_t) failed_allocs;
+	_Atomic(uint64_t) rejected_frees;
+	_Atomic(uint64_t) cas_retries;
 	/* Never written: a cache's hits are counted in its hot.top, and
 	 * this offset names them to the readers (cache/exchange.c,
 	 * lfpi_cache_value). */
-	_Atomic uint64_t cache_hits; /* the rest only ever move in caches */
-	_Atomic uint64_t refills;
-	_Atomic uint64_t flushes;
-	_Atomic uint64_t steals;
-	_Atomic uint64_t deferred;  /* lfp_free_deferred calls accepted */
-	_Atomic uint64_t reclaimed; /* deferred slots back in the pool */
-	_Atomic uint64_t grown;
-	_Atomic uint64_t trimmed_bytes;
-	_Atomic uint64_t reclaims;
+	_Atomic(uint64_t) cache_hits; /* the rest only ever move in caches */
+	_Atomic(uint64_t) refills;
+	_Atomic(uint64_t) flushes;
+	_Atomic(uint64_t) steals;
+	_Atomic(uint64_t) deferred;  /* lfp_free_deferred calls accepted */
+	_Atomic(uint64_t) reclaimed; /* deferred slots back in the pool */
+	_Atomic(uint64_t) grown;
+	_Atomic(uint64_t) trimmed_bytes;
+	_Atomic(uint64_t) reclaims;
 };
 
 #define LFPI_SHARDS 16

@@ -55,7 +55,7 @@ struct lfp_cache {
 	uint32_t quirks;           /* the pool's */
 	uint32_t ctl_keep;         /* LFPI_CTL_SLOW or 0: ctl's lasting bits */
 	uint32_t spare;            /* the owner's empty magazine, or LFPI_NIL */
-	_Atomic uint32_t state;    /* LFPI_CACHE_* */
+	_Atomic(uint32_t) state;    /* LFPI_CACHE_* */
 	void *map;                 /* its mapping (it starts in there) */
 	size_t map_size;           /* bytes mapped for it */
 	uint32_t fork_busy;        /* fork.c: its owner was inside an
@@ -72,8 +72,8 @@ struct lfp_cache {
 	struct lfpi_counters ctr;
 	/* Allocations folded out of hot.top's high part (every 2^50), and
 	 * a sequence, odd while a fold changes it and hot.top together. */
-	_Atomic uint64_t allocs_base;
-	_Atomic uint32_t fold_seq;
+	_Atomic(uint64_t) allocs_base;
+	_Atomic(uint32_t) fold_seq;
 	/* The counters' values when the cache was last claimed: lfp_cache_stats
 	 * counts from here, while the pool's sums keep every count. */
 	uint64_t base[LFPI_CACHE_STATS];
@@ -147,7 +147,7 @@ static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
 }
 
 /* Owner-only counter: a load and a store, no read-modify-write. */
-static inline void lfpi_cache_count(_Atomic uint64_t *ctr, uint64_t n)
+static inline void lfpi_cache_count(_Atomic(uint64_t) *ctr, uint64_t n)
 {
 	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + n,
 			      memory_order_relaxed);

@@ -198,7 +198,8 @@ uint64_t lfpi_cache_value(const struct lfp_cache *c, size_t off)
 	/* Casting away const: loading an atomic writes nothing. Relaxed:
 	 * counters order nothing. */
 	uint64_t v = atomic_load_explicit(
-		(_Atomic uint64_t *)((char *)&c->ctr + off), memory_order_relaxed);
+		(_Atomic(uint64_t) *)((char *)&c->ctr + off),
+		memory_order_relaxed);
 
 	uint64_t allocs, frees;
 

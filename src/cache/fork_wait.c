@@ -19,7 +19,7 @@
 LFPI_TLS uint32_t lfpi_cache_steals_held;
 
 /* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
-static _Atomic uint32_t cache_fork_busy;
+static _Atomic(uint32_t) cache_fork_busy;
 
 /* When fork's prepare stops waiting for thieves (fork_hold.c): one
  * deadline for the whole fork, every pool. The forking thread's, under

@@ -88,14 +88,14 @@ int lfpi_cache_global_init(void)
  */
 static struct lfp_cache *cache_map(struct lfp_pool *pool)
 {
-	static _Atomic uint32_t colors;
+	static _Atomic(uint32_t) colors;
 	size_t page = lfpi_page_size();
 	/* Relaxed: any spread will do. */
 	size_t color = (1 + atomic_fetch_add_explicit(&colors, 1,
 						      memory_order_relaxed) %
 				    CACHE_COLORS) * LFPI_CACHELINE * 2;
 	size_t bytes = color + sizeof(struct lfp_cache) +
-		       pool->cache_size * sizeof(_Atomic uint32_t);
+		       pool->cache_size * sizeof(_Atomic(uint32_t));
 	struct lfp_cache *c;
 	char *p;
 

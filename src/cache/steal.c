@@ -37,7 +37,7 @@
  */
 struct cache_thief {
 	_Atomic(struct lfp_cache *) held[CACHE_STEAL_MAX];
-	_Atomic uint32_t n;
+	_Atomic(uint32_t) n;
 	struct cache_thief *prev;
 };
 static LFPI_TLS struct cache_thief *cache_thieves;
@@ -70,7 +70,7 @@ bool lfpi_cache_claim_steal(struct lfp_cache *c)
  */
 /* Set once membarrier(2) failed after it was registered (never cleared):
  * no thief can empty a cache from then on. */
-static _Atomic int cache_fence_failed;
+static _Atomic(int) cache_fence_failed;
 
 bool lfpi_cache_fence_all(void)
 {

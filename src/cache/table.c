@@ -46,7 +46,7 @@ static LFPI_TLS bool cls_making;
  * LFPI_NIL and are found through the thread's list (cache_mine); pools
  * without caches (LFP_F_NO_CACHE) get LFPI_NIL too.
  */
-static _Atomic uint64_t cache_nums[LFPI_POOL_NUMS / 64];
+static _Atomic(uint64_t) cache_nums[LFPI_POOL_NUMS / 64];
 
 void lfpi_cache_number(struct lfp_pool *pool)
 {

@@ -28,7 +28,7 @@
 #include "leaves/family.h"
 #include "memory/slab.h"
 
-static void family_count(_Atomic uint64_t *counter)
+static void family_count(_Atomic(uint64_t) *counter)
 {
 	atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }

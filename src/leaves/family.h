@@ -27,17 +27,17 @@ struct lfp_family {
 	/* Bumped only when an allocation fails or spills, or a release is
 	 * refused: off the common paths, on a line of their own. Relaxed
 	 * throughout: they are statistics and order nothing. */
-	alignas(64) _Atomic uint64_t spilled;
-	_Atomic uint64_t failed_allocs;
-	_Atomic uint64_t bad_sizes;
-	_Atomic uint64_t foreign_frees;
+	alignas(64) _Atomic(uint64_t) spilled;
+	_Atomic(uint64_t) failed_allocs;
+	_Atomic(uint64_t) bad_sizes;
+	_Atomic(uint64_t) foreign_frees;
 };
 
 struct lfp_family_cache {
 	struct lfpi_family_cache_hot hot; /* first: lfpool.h reads it */
 	struct lfp_family *fam;
 	struct lfp_family_cache *next; /* in fam->caches; set before the push */
-	_Atomic uint32_t taken;        /* 1 while a thread has it */
+	_Atomic(uint32_t) taken;        /* 1 while a thread has it */
 };
 
 #endif

@@ -29,7 +29,7 @@ static inline lfp_handle handle_make(uint32_t gen, uint32_t idx)
  */
 static inline uint32_t handle_extent(const struct lfp_pool *pool)
 {
-	return atomic_load_explicit((_Atomic uint32_t *)&pool->bump,
+	return atomic_load_explicit((_Atomic(uint32_t) *)&pool->bump,
 				    memory_order_relaxed);
 }
 

@@ -39,7 +39,7 @@
  */
 struct lfpi_slot {
 	/* The free list's link (stack.c): the slot below this one. */
-	_Atomic uint32_t next;
+	_Atomic(uint32_t) next;
 	/*
 	 * Generation and state in one word: odd while the object is live,
 	 * even while it is free. It starts at 0 (free, never used) and is
@@ -47,7 +47,7 @@ struct lfpi_slot {
 	 * on every release and a live generation is never 0. The inline
 	 * fast path in lfpool.h reads it as gen[2 * index].
 	 */
-	_Atomic uint32_t gen;
+	_Atomic(uint32_t) gen;
 };
 
 static inline bool lfpi_gen_is_live(uint32_t gen)
@@ -112,21 +112,21 @@ struct lfp_pool {
 	struct lfpi_stack free;   /* single free slots, linked by next */
 	struct lfpi_depot depot;  /* magazines of free slots */
 	/* Slots [bump, limit) were never handed out (lazy first touch). */
-	alignas(LFPI_CACHELINE) _Atomic uint32_t bump;
+	alignas(LFPI_CACHELINE) _Atomic(uint32_t) bump;
 	/*
 	 * Slots [0, limit) are usable: capacity grows by raising it, up to
 	 * `capacity`, which is the most the pool was laid out for (its
 	 * max_capacity). Metadata exists for all of them.
 	 */
-	_Atomic uint32_t limit;
+	_Atomic(uint32_t) limit;
 	/* Odd while lfp_trim has the free list aside; it changes on every
 	 * trim that took slots aside (grow.c). */
-	_Atomic uint32_t trim_seq;
+	_Atomic(uint32_t) trim_seq;
 	/* Set once lfp_trim gave pages back: their slots read as zeroes. */
-	_Atomic uint32_t trimmed;
+	_Atomic(uint32_t) trimmed;
 	/* Pools with a ctor: a bit per slot whose memory lfp_trim gave
 	 * back, so that its next handout constructs it again (trim.c). */
-	_Atomic(_Atomic uint64_t *) ctor_due;
+	_Atomic(_Atomic(uint64_t) *) ctor_due;
 
 	/* Rare paths: growth, trim, the deferred-release table. */
 	pthread_mutex_t grow_lock;
@@ -139,9 +139,9 @@ struct lfp_pool {
 	 * rcu_sleepers is set while one may sleep. On their own line: the
 	 * call_rcu thread writes it once per slot.
 	 */
-	alignas(LFPI_CACHELINE) _Atomic uint32_t rcu_epoch;
-	_Atomic uint32_t rcu_sleepers;
-	_Atomic uint64_t rcu_waits; /* sleeps, for the tests */
+	alignas(LFPI_CACHELINE) _Atomic(uint32_t) rcu_epoch;
+	_Atomic(uint32_t) rcu_sleepers;
+	_Atomic(uint64_t) rcu_waits; /* sleeps, for the tests */
 
 	/* Every cache ever made for this pool; pushed, never unlinked. */
 	alignas(LFPI_CACHELINE) _Atomic(struct lfp_cache *) caches;
@@ -158,14 +158,14 @@ struct lfp_pool {
 
 /* Slot idx's free-list link, in any pool: free.stride apart (4 bytes in a
  * bare pool, 8 in the others). */
-static inline _Atomic uint32_t *lfpi_slot_next(const struct lfp_pool *pool,
+static inline _Atomic(uint32_t) *lfpi_slot_next(const struct lfp_pool *pool,
 					       uint32_t idx)
 {
 	return lfpi_stack_next(&pool->free, idx);
 }
 
 /* Slot idx's generation word; a bare pool has none, and must not ask. */
-static inline _Atomic uint32_t *lfpi_slot_gen(const struct lfp_pool *pool,
+static inline _Atomic(uint32_t) *lfpi_slot_gen(const struct lfp_pool *pool,
 					      uint32_t idx)
 {
 	return &pool->slots[idx].gen;

@@ -139,7 +139,7 @@ int lfpi_layout(const struct lfp_config *cfg, bool bare,
 		return err;
 	/* A bare pool's metadata is its free-list link alone. */
 	l.bare = bare && (cfg->flags & LFP_F_UNCHECKED);
-	l.meta = l.bare ? sizeof(_Atomic uint32_t) : sizeof(struct lfpi_slot);
+	l.meta = l.bare ? sizeof(_Atomic(uint32_t)) : sizeof(struct lfpi_slot);
 	l.initial = cfg->capacity;
 	l.slots = cfg->max_capacity ? cfg->max_capacity : cfg->capacity;
 	l.base_align = l.align > LFP_MEMORY_ALIGN ? l.align : LFP_MEMORY_ALIGN;

@@ -31,7 +31,7 @@ static uint32_t bulk_release_plain(struct lfp_cache *c, void *obj)
 	const struct lfpi_cache_hot *h = &c->hot;
 	uint64_t q = ((uint64_t)((uintptr_t)obj - (uintptr_t)h->objs)) * h->inv;
 	uint64_t idx = q >> h->shift | q << ((64 - h->shift) & 63);
-	_Atomic uint32_t *g;
+	_Atomic(uint32_t) *g;
 	uint32_t gen;
 
 	if (idx >= h->nslots)

@@ -17,10 +17,10 @@
 #include "pool/pool.h"
 #include "rcu/rcu.h"
 
-static _Atomic uint64_t pool_ids = 1;
+static _Atomic(uint64_t) pool_ids = 1;
 
 /* Relaxed: counters order nothing; lfp_stats sums recent values. */
-static inline void pool_count(_Atomic uint64_t *ctr, uint64_t n)
+static inline void pool_count(_Atomic(uint64_t) *ctr, uint64_t n)
 {
 	atomic_fetch_add_explicit(ctr, n, memory_order_relaxed);
 }
@@ -209,7 +209,7 @@ int lfpi_pool_map_len(const struct lfp_config *cfg, size_t *len,
 int lfpi_create_at(const struct lfp_config *cfg, void *where, size_t room,
 		   struct lfp_pool **out)
 {
-	static _Atomic uint64_t probe;
+	static _Atomic(uint64_t) probe;
 	struct lfpi_layout l;
 	void *map = NULL;
 	size_t map_size = 0;

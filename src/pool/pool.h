@@ -33,7 +33,7 @@
 static inline int lfpi_mark_free(struct lfp_pool *pool, uint32_t idx,
 				 bool strict, uint32_t expect)
 {
-	_Atomic uint32_t *g;
+	_Atomic(uint32_t) *g;
 	uint32_t gen;
 
 	/*
@@ -139,7 +139,7 @@ uint32_t lfpi_release_checked(struct lfp_cache *c, void *obj, int *err);
  * pool, which has neither a ctor nor debug tools to ask). */
 static inline uint32_t lfpi_mark_live(struct lfp_pool *pool, uint32_t idx)
 {
-	_Atomic uint32_t *g;
+	_Atomic(uint32_t) *g;
 	uint32_t gen;
 
 	if (pool->bare)

@@ -17,8 +17,8 @@ static uint64_t pool_sum(const struct lfp_pool *pool, size_t field)
 
 	for (unsigned i = 0; i < LFPI_SHARDS; i++) {
 		/* Casting away const: loading an atomic writes nothing. */
-		_Atomic uint64_t *ctr =
-			(_Atomic uint64_t *)((char *)&pool->shard[i] + field);
+		_Atomic(uint64_t) *ctr =
+			(_Atomic(uint64_t) *)((char *)&pool->shard[i] + field);
 		sum += atomic_load_explicit(ctr, memory_order_relaxed);
 	}
 	return sum;

@@ -45,9 +45,9 @@ static size_t trim_table_bytes(const struct lfp_pool *pool)
 
 /* The ctor_due table, mapped on the first trim of a pool with a
  * constructor; NULL without memory. Caller holds grow_lock. */
-static _Atomic uint64_t *trim_ctor_table(struct lfp_pool *pool)
+static _Atomic(uint64_t) *trim_ctor_table(struct lfp_pool *pool)
 {
-	_Atomic uint64_t *t =
+	_Atomic(uint64_t) *t =
 		atomic_load_explicit(&pool->ctor_due, memory_order_relaxed);
 
 	if (t || !pool->ctor)
@@ -63,7 +63,7 @@ static _Atomic uint64_t *trim_ctor_table(struct lfp_pool *pool)
 bool lfpi_trim_reborn(struct lfp_pool *pool, uint32_t idx)
 {
 	/* Acquire: pairs with the release store in trim_ctor_table. */
-	_Atomic uint64_t *t =
+	_Atomic(uint64_t) *t =
 		atomic_load_explicit(&pool->ctor_due, memory_order_acquire);
 	uint64_t bit = UINT64_C(1) << (idx % 64);
 
@@ -80,7 +80,7 @@ bool lfpi_trim_reborn(struct lfp_pool *pool, uint32_t idx)
 
 void lfpi_trim_destroy(struct lfp_pool *pool)
 {
-	_Atomic uint64_t *t =
+	_Atomic(uint64_t) *t =
 		atomic_load_explicit(&pool->ctor_due, memory_order_relaxed);
 
 	if (t)
@@ -114,7 +114,7 @@ static uint32_t trim_mark_chain(struct lfp_pool *pool, uint32_t first,
 }
 
 /* The slots that share a byte with [from, to) will need their ctor again. */
-static void trim_mark_due(struct lfp_pool *pool, _Atomic uint64_t *due,
+static void trim_mark_due(struct lfp_pool *pool, _Atomic(uint64_t) *due,
 			  uintptr_t from, uintptr_t to)
 {
 	uint32_t i = (uint32_t)((from - (uintptr_t)pool->objs) / pool->stride);
@@ -129,7 +129,7 @@ static void trim_mark_due(struct lfp_pool *pool, _Atomic uint64_t *due,
 
 /* Give back the resident pages of [from, to), page-aligned and holding
  * idle slots only. Returns the bytes given back. */
-static size_t trim_give_back(struct lfp_pool *pool, _Atomic uint64_t *due,
+static size_t trim_give_back(struct lfp_pool *pool, _Atomic(uint64_t) *due,
 			     uintptr_t from, uintptr_t to)
 {
 	size_t page = lfpi_page_size(), bytes = 0, n, i, j;
@@ -167,7 +167,7 @@ static size_t trim_give_back(struct lfp_pool *pool, _Atomic uint64_t *due,
  * writing it right now (on the page that holds the boundary, too).
  */
 static size_t trim_idle(struct lfp_pool *pool, const uint64_t *bits,
-			uint32_t bump, _Atomic uint64_t *due)
+			uint32_t bump, _Atomic(uint64_t) *due)
 {
 	size_t page = lfpi_page_size(), bytes = 0;
 	uintptr_t from, to;
@@ -194,7 +194,7 @@ static size_t trim_locked(struct lfp_pool *pool)
 	uint32_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 	uint32_t seq = atomic_load_explicit(&pool->trim_seq, memory_order_relaxed);
 	size_t bits_size = ((size_t)limit / 64 + 1) * sizeof(uint64_t), bytes;
-	_Atomic uint64_t *due = trim_ctor_table(pool);
+	_Atomic(uint64_t) *due = trim_ctor_table(pool);
 	uint32_t chain, last, mags, bump;
 	uint64_t *bits;
 

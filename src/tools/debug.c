@@ -97,9 +97,9 @@ static const unsigned char debug_fill[4] = { 0x0b, 0xdb, 0xea, 0x1d };
  */
 #define DEBUG_VG_BLOCKS 1024u
 
-static _Atomic uint64_t debug_vg_blocks[DEBUG_VG_BLOCKS];
+static _Atomic(uint64_t) debug_vg_blocks[DEBUG_VG_BLOCKS];
 
-static _Atomic uint64_t *debug_vg_entry(const struct lfp_pool *pool,
+static _Atomic(uint64_t) *debug_vg_entry(const struct lfp_pool *pool,
 					const void *obj)
 {
 	return &debug_vg_blocks[(uintptr_t)obj / pool->stride %
@@ -134,7 +134,7 @@ static void debug_vg_describe(const struct lfp_pool *pool, void *obj)
 /* Slot obj is allocated again: drop its block if it still has one. */
 static void debug_vg_forget(const struct lfp_pool *pool, const void *obj)
 {
-	_Atomic uint64_t *entry = debug_vg_entry(pool, obj);
+	_Atomic(uint64_t) *entry = debug_vg_entry(pool, obj);
 	uint64_t e = atomic_load_explicit(entry, memory_order_relaxed);
 
 	if (e && (e >> 32) == (debug_vg_tag(obj) >> 32) &&
@@ -187,7 +187,7 @@ const char *lfpi_pool_label(const struct lfp_pool *pool,
  * DEBUG_VG_PROFILE. */
 #define DEBUG_VG_DEFAULT 1u
 #define DEBUG_VG_PROFILE 2u
-static _Atomic uint32_t debug_vg_mode;
+static _Atomic(uint32_t) debug_vg_mode;
 
 bool lfpi_debug_vg_profile(void)
 {
