@@ -33,6 +33,10 @@
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuseless-cast"
 #endif
+#endif
+/* LFPI_H_C11_ATOMICS takes C's way in C++ too: only for the memory-model
+ * checks of tests/relacy, whose <stdatomic.h> is the checker's. */
+#if defined(__cplusplus) && !defined(LFPI_H_C11_ATOMICS)
 #define LFPI_H_ATOMIC(type) type
 /* C aligns _Atomic(uint64_t) to 8 where uint64_t alone gets 4 (i386):
  * a type so aligned, so that a pointer to one is aligned as a pointer

@@ -299,9 +299,11 @@ LFPI_H_INLINE void *lfpi_bare_alloc(const struct lfpi_pool_hot *h,
 		 */
 		next = (LFPI_H_TAG_OF(old) + LFPI_H_TAG_ONE) |
 		       LFPI_H_LOAD(&meta[top], relaxed);
-		/* Acquire on success: pairs with the pusher's release CAS,
-		 * so the object's last owner's writes come before ours. On
-		 * failure: old is then read as by the first load. */
+		/* Acquire on failure: old is then read as by the first
+		 * load. On success the object's last owner's writes come
+		 * before ours through the acquire that read old; acquire
+		 * only because C11 allows no failure order stronger, as in
+		 * lfpi_stack_pop (tests/relacy/lists.cc shows both). */
 	} while (!LFPI_H_CAS(head, &old, next, acquire, acquire));
 	return h->objs + (size_t)top * h->stride;
 }

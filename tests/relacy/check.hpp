@@ -14,7 +14,7 @@
  * catches fails too, so the list cannot go stale).
  *
  * Every order that is not relaxed in the units the program names (their
- * calls found in the source, from LFPM_SRCDIR) must be reached by a
+ * calls found in the source tree at LFPM_SRCDIR) must be reached by a
  * test, or the check fails: a protocol added to a unit and left out of
  * the tests is not proven by them.
  *
@@ -218,27 +218,82 @@ static std::string lfpm_source(const std::string &path)
 	return t;
 }
 
+/* The body of function func in text t, as [begin, end) (whole t if func
+ * is empty). */
+static void lfpm_body(const std::string &t, const std::string &func,
+		      size_t *begin, size_t *end)
+{
+	*begin = 0;
+	*end = t.size();
+	if (func.empty())
+		return;
+	for (size_t i = t.find(func + "("); i != std::string::npos;
+	     i = t.find(func + "(", i + 1)) {
+		if (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))
+			continue;
+		/* The parameters, then a body (not a ';' of a declaration
+		 * or a call). */
+		size_t p = i + func.size();
+		for (int depth = 0; p < t.size(); p++) {
+			if (t[p] == '(')
+				depth++;
+			else if (t[p] == ')' && --depth == 0)
+				break;
+		}
+		size_t b = t.find_first_not_of(" \t\n", p + 1);
+		if (b == std::string::npos || t[b] != '{')
+			continue;
+		size_t e = b;
+		for (int depth = 0; e < t.size(); e++) {
+			if (t[e] == '{')
+				depth++;
+			else if (t[e] == '}' && --depth == 0)
+				break;
+		}
+		*begin = b;
+		*end = e;
+		return;
+	}
+	fprintf(stderr, "no function %s in the source\n", func.c_str());
+	exit(1);
+}
+
 /*
- * The lines of unit (a path under src/) where an atomic call names an
- * order that is not relaxed: the census must have reached each.
+ * The lines of unit ("path" under the source tree, or "path:function")
+ * where an atomic call names an order that is not relaxed: the census
+ * must have reached each. The calls are C11's (atomic_*_explicit,
+ * atomic_thread_fence) and lfpool/hot.h's (LFPI_H_LOAD, _STORE, _CAS,
+ * whose orders are bare words).
  */
 static int lfpm_unreached(const char *unit)
 {
-	std::string path = std::string(LFPM_SRCDIR) + "/" + unit;
-	std::string t = lfpm_source(path);
+	std::string u = unit, func;
+	size_t colon = u.find(':');
+
+	if (colon != std::string::npos) {
+		func = u.substr(colon + 1);
+		u = u.substr(0, colon);
+	}
+	std::string t = lfpm_source(std::string(LFPM_SRCDIR) + "/" + u);
+	size_t from, to;
 	int missing = 0;
 
-	for (size_t i = t.find("atomic_"); i != std::string::npos;
-	     i = t.find("atomic_", i + 1)) {
+	lfpm_body(t, func, &from, &to);
+	for (size_t i = from; i < to; i++) {
 		if (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))
+			continue;
+		if (t.compare(i, 7, "atomic_") && t.compare(i, 7, "LFPI_H_"))
 			continue;
 		size_t p = i;
 		while (p < t.size() && (isalnum((unsigned char)t[p]) || t[p] == '_'))
 			p++;
 		std::string name = t.substr(i, p - i);
+		bool c11 = name.compare(0, 7, "atomic_") == 0;
 		if (p >= t.size() || t[p] != '(' ||
-		    (name.find("_explicit") == std::string::npos &&
-		     name != "atomic_thread_fence"))
+		    (c11 && name.find("_explicit") == std::string::npos &&
+		     name != "atomic_thread_fence") ||
+		    (!c11 && name != "LFPI_H_LOAD" && name != "LFPI_H_STORE" &&
+		     name != "LFPI_H_CAS"))
 			continue;
 		/* The call's text, to its closing parenthesis. */
 		size_t e = p;
@@ -250,10 +305,18 @@ static int lfpm_unreached(const char *unit)
 		}
 		std::string call = t.substr(p, e - p);
 		bool strong = false;
-		for (const char *o : {"memory_order_acquire", "memory_order_release",
-				      "memory_order_acq_rel", "memory_order_seq_cst",
-				      "memory_order_consume"})
-			strong |= call.find(o) != std::string::npos;
+		for (const char *o : {"acquire", "release", "acq_rel", "seq_cst",
+				      "consume"}) {
+			std::string w = c11 ? std::string("memory_order_") + o : o;
+			for (size_t k = call.find(w); k != std::string::npos;
+			     k = call.find(w, k + 1))
+			{
+				char a = call[k - 1], z = call[k + w.size()];
+
+				strong |= !isalnum((unsigned char)a) && a != '_' &&
+					  !isalnum((unsigned char)z) && z != '_';
+			}
+		}
 		if (!strong)
 			continue;
 		int line = 1 + (int)std::count(t.begin(), t.begin() + (long)i, '\n');
@@ -261,13 +324,12 @@ static int lfpm_unreached(const char *unit)
 		for (size_t k = 0; k < lfpm_nsites && !found; k++) {
 			const std::string f = lfpm_sites[k].file;
 			found = lfpm_sites[k].line == line &&
-				f.size() >= strlen(unit) &&
-				f.compare(f.size() - strlen(unit), strlen(unit),
-					  unit) == 0;
+				f.size() >= u.size() &&
+				f.compare(f.size() - u.size(), u.size(), u) == 0;
 		}
 		if (!found) {
 			printf("%s:%d: %s: an order no test reaches\n",
-			       unit, line, name.c_str());
+			       u.c_str(), line, name.c_str());
 			missing++;
 		}
 	}

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // The lists layer on the C11 memory model: the tagged Treiber stack
-// (src/lists/stack.c) and the depot of magazines (src/lists/depot.c),
-// their own source compiled through stdatomic.h here. Each test hands
+// (src/lists/stack.c), the depot of magazines (src/lists/depot.c), and
+// the bare list (lfpool.h's inline pop and push of a bare pool's free
+// list, include/lfpool/inline.h, over the same stack), their own source
+// compiled through stdatomic.h here. Each test hands
 // nodes (slots, magazines) between threads; a node's payload is a plain
 // variable Relacy watches, so an order too weak to carry the payload from
 // one owner to the next is a data race, and a node handed to two threads
@@ -314,7 +316,114 @@ struct depot_readers : rl::test_suite<depot_readers, 2>, depot_base {
 	}
 };
 
+// The bare list: lfp_alloc and lfp_free of a bare pool pop and push
+// its free list inline (lfpi_bare_alloc, lfpi_bare_free), while the
+// library's own paths push slots onto it (the shared path, deferred
+// releases) and take it whole (lfp_trim). Objects of 256 bytes, so that
+// the exact division of lfpi_bare_free is a shift.
+struct alignas(256) bare_obj {
+	rl::var<int> payload;
+	rl::atomic<int> owned;
+};
+
+struct bare_handoff : rl::test_suite<bare_handoff, 3> {
+	bare_obj objs[NODES];
+	_Atomic(uint32_t) meta[NODES];
+	_Atomic(uint32_t) limit;
+	struct lfpi_stack s;
+	struct lfpi_pool_hot h;
+
+	void before()
+	{
+		static_assert(sizeof(bare_obj) == 256, "a power of two");
+		lfpi_stack_init(&s, meta, sizeof(meta[0]));
+		limit($).store(NODES, rl::mo_relaxed);
+		h.num = 0;
+		h.bare = 1;
+		h.head = &s.head;
+		h.meta = meta;
+		h.limit = &limit;
+		h.objs = reinterpret_cast<char *>(objs);
+		h.stride = sizeof(bare_obj);
+		h.inv = 1; // q = off; idx = off >> 8, rotated: exact for 256
+		h.shift = 8;
+		for (uint32_t i = NODES; i-- > 0;) {
+			objs[i].payload($) = 0;
+			objs[i].owned($).store(0, rl::mo_relaxed);
+			lfpi_stack_push(&s, i, i);
+		}
+	}
+
+	static void use(bare_obj &o)
+	{
+		RL_ASSERT(o.owned($).exchange(1, rl::mo_relaxed) == 0);
+		int v = o.payload($);
+		o.payload($) = v + 1;
+		o.owned($).store(0, rl::mo_relaxed);
+	}
+
+	void thread(unsigned id)
+	{
+		struct lfp_pool *pool = reinterpret_cast<struct lfp_pool *>(this);
+
+		if (id < 2) {
+			for (int k = 0; k < 2; k++) {
+				void *p = lfpi_bare_alloc(&h, pool);
+
+				if (!p)
+					continue;
+				use(*static_cast<bare_obj *>(p));
+				RL_ASSERT(lfpi_bare_free(&h, pool, p) == 0);
+			}
+			return;
+		}
+		uint32_t r = 0, i = lfpi_stack_pop(&s, &r);
+
+		if (i != LFPI_NIL) {
+			use(objs[i]);
+			lfpi_stack_push(&s, i, i);
+		}
+		uint32_t first = lfpi_stack_pop_all(&s), last = first;
+
+		for (uint32_t j = first; j != LFPI_NIL;
+		     j = meta[j]($).load(rl::mo_relaxed)) {
+			use(objs[j]);
+			last = j;
+		}
+		if (first != LFPI_NIL)
+			lfpi_stack_push(&s, first, last);
+	}
+
+	void after()
+	{
+		uint32_t seen = 0;
+
+		for (uint32_t i = stack_idx(s.head($).load(rl::mo_relaxed));
+		     i != LFPI_NIL; i = meta[i]($).load(rl::mo_relaxed)) {
+			RL_ASSERT(i < NODES && !(seen & 1u << i));
+			seen |= 1u << i;
+		}
+		RL_ASSERT(seen == (1u << NODES) - 1);
+	}
+};
+
 } // namespace
+
+// The out-of-line halves the bare paths call: an empty list is
+// exhaustion here (no growth), and no test frees a foreign pointer.
+void *lfpi_alloc_slow(struct lfp_pool *pool)
+{
+	(void)pool;
+	return nullptr;
+}
+
+int lfpi_free_slow(struct lfp_pool *pool, void *obj)
+{
+	(void)pool;
+	(void)obj;
+	RL_ASSERT(!"a bare release went out of line");
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -325,6 +434,7 @@ int main(int argc, char **argv)
 		 lfpm_run<stack_pop_all_publishes>},
 		{"stack_walk_snapshot", 5000, lfpm_run<stack_walk_snapshot>},
 		{"depot_readers", 5000, lfpm_run<depot_readers>},
+		{"bare_handoff", 20000, lfpm_run<bare_handoff>},
 		{"depot_exchange", 20000, lfpm_run<depot_exchange>},
 	};
 	static const lfpm_kept kept[] = {
@@ -333,11 +443,14 @@ int main(int argc, char **argv)
 		 "order, and the failure's acquire is needed; the protocol "
 		 "needs no more (a successful CAS read the head value an "
 		 "acquire load read: the tag makes each value written once)"},
+		{"lfpi_bare_alloc", LFPM_CAS_SUCCESS, "acquire", "relaxed",
+		 "as in lfpi_stack_pop, whose pop it is"},
 	};
 
 	static const char *const units[] = {
-		"lists/stack.h", "lists/stack.c", "lists/depot.h",
-		"lists/depot.c",
+		"src/lists/stack.h", "src/lists/stack.c", "src/lists/depot.h",
+		"src/lists/depot.c", "include/lfpool/inline.h:lfpi_bare_alloc",
+		"include/lfpool/inline.h:lfpi_bare_free",
 	};
 
 	return lfpm_main(argc, argv, "lists", units,

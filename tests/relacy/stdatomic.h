@@ -3,8 +3,10 @@
  * The C11 atomics of <stdatomic.h>, for lfpool's own sources compiled as
  * C++ under Relacy, the checker of the C++11 memory model. This file is
  * found before the system's <stdatomic.h> (the checks are built with
- * -I tests/relacy), so base/base.h's include brings it in and the library's
- * units compile unchanged: _Atomic(T) is Relacy's rl::atomic<T>, and each
+ * -I tests/relacy), so base/base.h's include brings it in (and
+ * lfpool/hot.h's, for the inline paths, which take it with
+ * LFPI_H_C11_ATOMICS in C++ too), and the library's units compile
+ * unchanged: _Atomic(T) is Relacy's rl::atomic<T>, and each
  * atomic_*_explicit call becomes the same operation on it, with its order.
  *
  * Every order passes through lfpm_order, which knows each call site by
@@ -84,6 +86,9 @@ rl::memory_order lfpm_order(rl::memory_order mo, int kind, const char *file,
 	lfpm_order((mo), LFPM_##k, __FILE__, __LINE__, __func__)
 
 #define _Atomic(T) rl::atomic<T>
+/* lfpool/hot.h's thread-local words: Relacy's threads are fibers of one
+ * thread, so a check must not lean on them (none does). */
+#define _Thread_local thread_local
 /* The units' static assertions are about the layout of C's types, which
  * the checker's atomics do not have. */
 #define _Static_assert(cond, msg) static_assert(true, msg)
