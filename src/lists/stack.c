@@ -31,12 +31,18 @@ static _Atomic(uint32_t) stack_fault_pushes;
 #define STACK_FAULT_DUE() false
 #endif
 
+/* Test-only faults, built only into tests/relacy's broken checks: a pop,
+ * or the taking of the whole stack, keeps the tag (the ABA problem), and
+ * the checks must catch each. */
 #ifdef LFPI_FAULT_POP_KEEPS_TAG
-/* Test-only fault, built only into tests/relacy's broken check: a pop
- * keeps the tag (the ABA problem), and the check must catch it. */
 #define STACK_POP_TAG_STEP 0
 #else
 #define STACK_POP_TAG_STEP 1
+#endif
+#ifdef LFPI_FAULT_POP_ALL_KEEPS_TAG
+#define STACK_POP_ALL_TAG_STEP 0
+#else
+#define STACK_POP_ALL_TAG_STEP 1
 #endif
 
 static inline uint64_t stack_pack(uint32_t tag, uint32_t idx)
@@ -141,7 +147,7 @@ uint32_t lfpi_stack_pop_all(struct lfpi_stack *s)
 	 */
 	while (stack_idx(old) != LFPI_NIL &&
 	       !atomic_compare_exchange_weak_explicit(
-		       &s->head, &old, stack_pack(stack_tag(old) + 1, LFPI_NIL),
+		       &s->head, &old, stack_pack(stack_tag(old) + STACK_POP_ALL_TAG_STEP, LFPI_NIL),
 		       memory_order_acq_rel, memory_order_relaxed))
 		;
 	return stack_idx(old);

@@ -104,6 +104,43 @@ struct stack_handoff : rl::test_suite<stack_handoff, 3>, stack_base {
 	void after() { all_back(); }
 };
 
+// A thread takes the whole stack and pushes its nodes back one by one,
+// the old top last: the top is the same node with another link below
+// it. A popper that read the old link before the stack was taken must
+// fail its CAS (pop_all bumps the tag too).
+struct stack_pop_all_relinks
+	: rl::test_suite<stack_pop_all_relinks, 2>, stack_base {
+	void before() { init(); }
+
+	void thread(unsigned id)
+	{
+		if (id == 0) {
+			uint32_t r = 0, i = lfpi_stack_pop(&s, &r);
+
+			if (i != LFPI_NIL) {
+				RL_ASSERT(i < NODES);
+				own(nodes[i]);
+				lfpi_stack_push(&s, i, i);
+			}
+			return;
+		}
+		uint32_t first = lfpi_stack_pop_all(&s), order[NODES], n = 0;
+
+		for (uint32_t i = first; i != LFPI_NIL;
+		     i = nodes[i].next($).load(rl::mo_relaxed)) {
+			RL_ASSERT(i < NODES && n < NODES);
+			own(nodes[i]);
+			order[n++] = i;
+		}
+		for (uint32_t k = 1; k <= n; k++) {
+			uint32_t i = order[k % n]; // the old top last
+			lfpi_stack_push(&s, i, i);
+		}
+	}
+
+	void after() { all_back(); }
+};
+
 // pop_all's release half: a popper that finds the stack emptied by it
 // sees what the emptier wrote before (lfp_trim's odd trim_seq relies on
 // it). Nobody pushes, so an empty pop read pop_all's head.
@@ -214,18 +251,30 @@ struct depot_base {
 		return 0;
 	}
 
-	// Every slot in the depot's loaded magazines, once.
+	// Every slot in the depot's loaded magazines, once; and every
+	// magazine ever used on one of its stacks, once (none lost).
 	void all_back()
 	{
-		uint32_t seen = 0;
+		uint32_t seen = 0, mags = 0, n = 0;
 
 		lfpi_depot_walk(&d, mark, &seen);
 		RL_ASSERT(seen == (1u << SLOTS) - 1);
+		for (struct lfpi_stack *st : {&d.full, &d.empty})
+			for (uint32_t m = stack_idx(st->head($).load(rl::mo_relaxed));
+			     m != LFPI_NIL;
+			     m = lfpi_depot_mag(&d, m)->next($).load(
+				     rl::mo_relaxed)) {
+				RL_ASSERT(m < MAGS && !(mags & 1u << m));
+				mags |= 1u << m;
+				n++;
+			}
+		RL_ASSERT(n == d.bump($).load(rl::mo_relaxed));
 	}
 };
 
-// Two threads load a magazine, use its slots and store them back (with
-// the spare magazine a cache keeps); a third takes one slot alone and
+// Two threads load magazines, use their slots and store them back (with
+// the spare magazine a cache keeps), one a magazine, the other two at
+// once; a third takes one slot alone and
 // stores it as a magazine of one, then takes every magazine and puts
 // them back: the magazines' counts and slots travel through the stacks'
 // orders, and so must the slots' payloads.
@@ -243,15 +292,32 @@ struct depot_exchange : rl::test_suite<depot_exchange, 3>, depot_base {
 	{
 		uint32_t out[MAG_SIZE], spare = LFPI_NIL, r = 0, n;
 
-		if (id < 2) {
-			for (int k = 0; k < 2; k++) {
-				n = lfpi_depot_load(&d, out, &spare, &r);
-				if (!n)
-					continue;
-				RL_ASSERT(n <= MAG_SIZE);
-				own_all(out, n);
+		if (id == 0) {
+			n = lfpi_depot_load(&d, out, &spare, &r);
+			RL_ASSERT(n <= MAG_SIZE);
+			own_all(out, n);
+			if (n)
 				RL_ASSERT(lfpi_depot_store(&d, out, n, &spare, &r));
-			}
+			lfpi_depot_put_spare(&d, spare);
+			return;
+		}
+		if (id == 1) {
+			// Two loads in a row: the second magazine emptied goes
+			// back to the depot (the first is the spare); two
+			// stores into magazines from the depot; the spare
+			// given back at the end, as a cache's teardown does.
+			uint32_t out2[MAG_SIZE], n2, none = LFPI_NIL;
+
+			n = lfpi_depot_load(&d, out, &spare, &r);
+			n2 = lfpi_depot_load(&d, out2, &spare, &r);
+			RL_ASSERT(n <= MAG_SIZE && n2 <= MAG_SIZE);
+			own_all(out, n);
+			own_all(out2, n2);
+			if (n)
+				RL_ASSERT(lfpi_depot_store(&d, out, n, &none, &r));
+			if (n2)
+				RL_ASSERT(lfpi_depot_store(&d, out2, n2, &none,
+							   &r));
 			lfpi_depot_put_spare(&d, spare);
 			return;
 		}
@@ -430,6 +496,8 @@ int main(int argc, char **argv)
 	// Short ones first: a weakened order is tried on each in turn.
 	static const lfpm_test tests[] = {
 		{"stack_handoff", 20000, lfpm_run<stack_handoff>},
+		{"stack_pop_all_relinks", 5000,
+		 lfpm_run<stack_pop_all_relinks>},
 		{"stack_pop_all_publishes", 5000,
 		 lfpm_run<stack_pop_all_publishes>},
 		{"stack_walk_snapshot", 5000, lfpm_run<stack_walk_snapshot>},
@@ -442,9 +510,10 @@ int main(int argc, char **argv)
 		 "C11 allows no failure order stronger than the success "
 		 "order, and the failure's acquire is needed; the protocol "
 		 "needs no more (a successful CAS read the head value an "
-		 "acquire load read: the tag makes each value written once)"},
+		 "acquire load read: the tag makes each value written once)",
+		 false, nullptr},
 		{"lfpi_bare_alloc", LFPM_CAS_SUCCESS, "acquire", "relaxed",
-		 "as in lfpi_stack_pop, whose pop it is"},
+		 "as in lfpi_stack_pop, whose pop it is", false, nullptr},
 	};
 
 	static const char *const units[] = {

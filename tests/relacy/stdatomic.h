@@ -21,8 +21,9 @@
  * sources must not see.
  *
  * atomic_signal_fence orders a thread against its own signal handler; the
- * checks have no signals, so it is a no-op here. atomic_init is a relaxed
- * store, made before the threads start.
+ * checks have no signals, so it is a no-op here, except where a check
+ * says it is half of an asymmetric barrier (lfpm_light_barrier).
+ * atomic_init is a relaxed store, made before the threads start.
  */
 #ifndef LFPM_STDATOMIC_H
 #define LFPM_STDATOMIC_H
@@ -33,6 +34,8 @@
 
 /* The standard headers first: Relacy's own headers must not see ours. */
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <relacy/base.hpp>
@@ -67,6 +70,7 @@ struct lfpm_site {
 	int kind;               /* LFPM_LOAD ... LFPM_CAS_FAIL */
 	rl::memory_order order; /* as written */
 	const char *func;
+	const char *what;       /* the atomic, as the call spells it */
 };
 
 /* The sites the census found (a fixed table: the simulated threads must
@@ -80,12 +84,75 @@ extern bool lfpm_census;
 
 /* The order to use at a site: as written, or the variant's. */
 rl::memory_order lfpm_order(rl::memory_order mo, int kind, const char *file,
-			    int line, const char *func);
+			    int line, const char *func, const char *what = "");
 
-#define LFPM_ORDER(mo, k)                                                     \
-	lfpm_order((mo), LFPM_##k, __FILE__, __LINE__, __func__)
+#define LFPM_ORDER(mo, k, p)                                                  \
+	lfpm_order((mo), LFPM_##k, __FILE__, __LINE__, __func__, #p)
 
-#define _Atomic(T) rl::atomic<T>
+/*
+ * An atomic of the library's: Relacy's rl::atomic<T>, made where the C
+ * object is made. One made inside an execution (a member of a test's
+ * objects) is made at once. A static one (a file's static counter) is
+ * made before any execution, where Relacy has no context: it is listed,
+ * and lfpm_statics_begin makes it afresh at the start of each execution,
+ * with the value C gives it at program start, and lfpm_statics_end ends
+ * it (the driver calls both; a test must not construct it itself).
+ */
+typedef void (*lfpm_static_fn)(void *);
+void lfpm_static_add(void *atomic, lfpm_static_fn begin, lfpm_static_fn end);
+void lfpm_statics_begin(void);
+void lfpm_statics_end(void);
+
+template <typename T> struct lfpm_atomic {
+	alignas(rl::atomic<T>) unsigned char raw[sizeof(rl::atomic<T>)];
+	T init;
+	bool live;
+
+	lfpm_atomic() : lfpm_atomic(T()) {}
+	lfpm_atomic(T v) : init(v), live(false)
+	{
+		if (rl::is_ctx())
+			begin(this);
+		else
+			lfpm_static_add(this, begin, end);
+	}
+	~lfpm_atomic()
+	{
+		if (live && rl::is_ctx())
+			end(this);
+	}
+	lfpm_atomic(const lfpm_atomic &) = delete;
+	lfpm_atomic &operator=(const lfpm_atomic &) = delete;
+
+	rl::atomic<T> &get() { return *reinterpret_cast<rl::atomic<T> *>(raw); }
+	rl::atomic_proxy<T> operator()(rl::debug_info_param info)
+	{
+		return get()(info);
+	}
+	rl::atomic_proxy_const<T> operator()(rl::debug_info_param info) const
+	{
+		return const_cast<lfpm_atomic *>(this)->get()(info);
+	}
+
+	static void begin(void *p)
+	{
+		lfpm_atomic *a = static_cast<lfpm_atomic *>(p);
+
+		/* An execution that failed did not end it: its context is
+		 * gone with the execution, so only make it anew. */
+		new (a->raw) rl::atomic<T>(a->init);
+		a->live = true;
+	}
+	static void end(void *p)
+	{
+		lfpm_atomic *a = static_cast<lfpm_atomic *>(p);
+
+		a->get().~atomic();
+		a->live = false;
+	}
+};
+
+#define _Atomic(T) lfpm_atomic<T>
 /* lfpool/hot.h's thread-local words: Relacy's threads are fibers of one
  * thread, so a check must not lean on them (none does). */
 #define _Thread_local thread_local
@@ -102,32 +169,52 @@ rl::memory_order lfpm_order(rl::memory_order mo, int kind, const char *file,
 #define memory_order_seq_cst rl::mo_seq_cst
 
 #define atomic_init(p, v) ((*(p))($).store((v), rl::mo_relaxed))
-#define atomic_load_explicit(p, mo) ((*(p))($).load(LFPM_ORDER(mo, LOAD)))
+#define atomic_load_explicit(p, mo) ((*(p))($).load(LFPM_ORDER(mo, LOAD, p)))
 #define atomic_store_explicit(p, v, mo)                                       \
-	((*(p))($).store((v), LFPM_ORDER(mo, STORE)))
+	((*(p))($).store((v), LFPM_ORDER(mo, STORE, p)))
 #define atomic_exchange_explicit(p, v, mo)                                    \
-	((*(p))($).exchange((v), LFPM_ORDER(mo, RMW)))
+	((*(p))($).exchange((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_add_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_add((v), LFPM_ORDER(mo, RMW)))
+	((*(p))($).fetch_add((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_sub_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_sub((v), LFPM_ORDER(mo, RMW)))
+	((*(p))($).fetch_sub((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_or_explicit(p, v, mo)                                    \
-	((*(p))($).fetch_or((v), LFPM_ORDER(mo, RMW)))
+	((*(p))($).fetch_or((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_and_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_and((v), LFPM_ORDER(mo, RMW)))
+	((*(p))($).fetch_and((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_compare_exchange_weak_explicit(p, e, d, s, f)                  \
-	lfpm_cas(*(p), *(e), (d), true, LFPM_ORDER(s, CAS_SUCCESS),    \
-		 LFPM_ORDER(f, CAS_FAIL), $)
+	lfpm_cas(*(p), *(e), (d), true, LFPM_ORDER(s, CAS_SUCCESS, p),    \
+		 LFPM_ORDER(f, CAS_FAIL, p), $)
 #define atomic_compare_exchange_strong_explicit(p, e, d, s, f)                \
-	lfpm_cas(*(p), *(e), (d), false, LFPM_ORDER(s, CAS_SUCCESS),    \
-		 LFPM_ORDER(f, CAS_FAIL), $)
-#define atomic_thread_fence(mo) lfpm_fence(LFPM_ORDER(mo, FENCE), $)
-#define atomic_signal_fence(mo) ((void)(mo))
+	lfpm_cas(*(p), *(e), (d), false, LFPM_ORDER(s, CAS_SUCCESS, p),    \
+		 LFPM_ORDER(f, CAS_FAIL, p), $)
+#define atomic_thread_fence(mo) lfpm_fence(LFPM_ORDER(mo, FENCE, ), $)
+#define atomic_signal_fence(mo)                                               \
+	lfpm_signal_fence((mo), __FILE__, __LINE__, __func__, $)
 
 static inline bool lfpm_acquires(rl::memory_order mo)
 {
 	return mo == rl::mo_acquire || mo == rl::mo_acq_rel ||
 	       mo == rl::mo_seq_cst || mo == rl::mo_consume;
+}
+
+/*
+ * The function whose signal fences are the owner's half of an asymmetric
+ * barrier, whose other half is membarrier(2) (see tests/relacy/cache.cc):
+ * set by a check that models it, NULL otherwise. There they are seq_cst
+ * fences, in the census like any order; elsewhere they order a thread
+ * against its own signal handlers only, and no check has signals.
+ */
+extern const char *lfpm_light_barrier;
+
+static inline void lfpm_fence(rl::memory_order mo, rl::debug_info_param info);
+
+static inline void lfpm_signal_fence(rl::memory_order mo, const char *file,
+				     int line, const char *func,
+				     rl::debug_info_param info)
+{
+	if (lfpm_light_barrier && !strcmp(func, lfpm_light_barrier))
+		lfpm_fence(lfpm_order(mo, LFPM_FENCE, file, line, func), info);
 }
 
 /* A fence: none where a variant weakened it to relaxed. */
@@ -141,17 +228,28 @@ static inline void lfpm_fence(rl::memory_order mo, rl::debug_info_param info)
  * A CAS. Relacy (C++11) refuses a failure order stronger than the
  * success order, which a weakened success order makes (C++17 allows it):
  * then the failure's acquire is an acquire fence after a failed relaxed
- * CAS, which orders what the failed CAS read as an acquire load would.
+ * CAS, which orders what the failed CAS read as an acquire load would,
+ * and more: the fence also acquires from what the thread's earlier
+ * relaxed loads read. So such a variant is at least as strong as C++17's
+ * CAS, and one that passes may pass by that; the two kept variants of
+ * tests/relacy/lists.cc were also run with Relacy's own CAS of those
+ * orders (reached around its C++11 check), and stay uncaught.
  */
 template <typename T, typename U>
-static inline bool lfpm_cas(rl::atomic<T> &a, T &expected, U desired,
+static inline bool lfpm_cas(lfpm_atomic<T> &a, T &expected, U desired,
 			    bool weak, rl::memory_order s, rl::memory_order f,
 			    rl::debug_info_param info)
 {
 	bool ok;
 
-	if (f == rl::mo_seq_cst && s != rl::mo_seq_cst)
-		f = rl::mo_acquire;
+	if (f == rl::mo_seq_cst && s != rl::mo_seq_cst) {
+		/* C++17's CAS(acq_rel, seq_cst): not modelled (making the
+		 * failure acquire would weaken it, and a variant could look
+		 * caught); no unit's CAS fails seq_cst yet. */
+		fprintf(stderr, "lfpm_cas: a seq_cst failure order with a "
+			"weaker success order is not modelled\n");
+		abort();
+	}
 	if (lfpm_acquires(f) && !lfpm_acquires(s)) {
 		ok = weak ? a(info).compare_exchange_weak(expected, (T)desired, s,
 							 rl::mo_relaxed)
