@@ -343,48 +343,97 @@ static int lfpm_unreached(const char *unit)
 			p++;
 		std::string name = t.substr(i, p - i);
 		bool c11 = name.compare(0, 7, "atomic_") == 0;
-		if (p >= t.size() || t[p] != '(' ||
-		    (c11 && name.find("_explicit") == std::string::npos &&
+		if ((c11 && name.find("_explicit") == std::string::npos &&
 		     name != "atomic_thread_fence") ||
 		    (!c11 && name != "LFPI_H_LOAD" && name != "LFPI_H_STORE" &&
 		     name != "LFPI_H_CAS"))
 			continue;
-		/* The call's text, to its closing parenthesis. */
-		size_t e = p;
-		for (int depth = 0; e < t.size(); e++) {
-			if (t[e] == '(')
-				depth++;
-			else if (t[e] == ')' && --depth == 0)
-				break;
-		}
-		std::string call = t.substr(p, e - p);
-		bool strong = false;
-		for (const char *o : {"acquire", "release", "acq_rel", "seq_cst",
-				      "consume"}) {
-			std::string w = c11 ? std::string("memory_order_") + o : o;
-			for (size_t k = call.find(w); k != std::string::npos;
-			     k = call.find(w, k + 1))
-			{
-				char a = call[k - 1], z = call[k + w.size()];
-
-				strong |= !isalnum((unsigned char)a) && a != '_' &&
-					  !isalnum((unsigned char)z) && z != '_';
-			}
-		}
-		if (!strong)
+		while (p < t.size() && isspace((unsigned char)t[p]))
+			p++;
+		if (p >= t.size() || t[p] != '(')
 			continue;
-		int line = 1 + (int)std::count(t.begin(), t.begin() + (long)i, '\n');
-		bool found = false;
-		for (size_t k = 0; k < lfpm_nsites && !found; k++) {
-			const std::string f = lfpm_sites[k].file;
-			found = lfpm_sites[k].line == line &&
-				f.size() >= u.size() &&
-				f.compare(f.size() - u.size(), u.size(), u) == 0;
+		/* The call's arguments, split at its own commas. */
+		std::vector<std::string> args(1);
+		size_t e = p + 1;
+		for (int depth = 1; e < t.size(); e++) {
+			char ch = t[e];
+
+			if (ch == '(')
+				depth++;
+			else if (ch == ')' && --depth == 0)
+				break;
+			if (ch == ',' && depth == 1)
+				args.emplace_back();
+			else if (!isspace((unsigned char)ch) && ch != '\\')
+				args.back() += ch; /* a macro's line ends too */
 		}
-		if (!found) {
-			printf("%s:%d: %s: an order no test reaches\n",
+		/* Its orders: the last argument, or a CAS's last two. */
+		bool cas = name.find("compare_exchange") != std::string::npos ||
+			   name == "LFPI_H_CAS";
+		int kinds[2];
+		size_t norders = cas ? 2 : 1;
+		if (cas) {
+			kinds[0] = LFPM_CAS_SUCCESS;
+			kinds[1] = LFPM_CAS_FAIL;
+		} else if (name.find("load") != std::string::npos ||
+			   name == "LFPI_H_LOAD") {
+			kinds[0] = LFPM_LOAD;
+		} else if (name.find("store") != std::string::npos ||
+			   name == "LFPI_H_STORE") {
+			kinds[0] = LFPM_STORE;
+		} else if (name == "atomic_thread_fence") {
+			kinds[0] = LFPM_FENCE;
+		} else {
+			kinds[0] = LFPM_RMW;
+		}
+		int line = 1 + (int)std::count(t.begin(), t.begin() + (long)i, '\n');
+		if (args.size() < norders) {
+			printf("%s:%d: %s: a call the check cannot read\n",
 			       u.c_str(), line, name.c_str());
 			missing++;
+			continue;
+		}
+		for (size_t k = 0; k < norders; k++) {
+			std::string o = args[args.size() - norders + k];
+			rl::memory_order mo = rl::mo_relaxed;
+			bool known = false;
+
+			if (c11 && o.compare(0, 13, "memory_order_") == 0)
+				o = o.substr(13);
+			else if (c11)
+				o = "?";
+			for (rl::memory_order m : {rl::mo_relaxed, rl::mo_consume,
+						   rl::mo_acquire, rl::mo_release,
+						   rl::mo_acq_rel, rl::mo_seq_cst})
+				if (o == lfpm_order_name(m)) {
+					mo = m;
+					known = true;
+				}
+			if (!known) {
+				/* An order through a macro or a variable: the
+				 * scan cannot tell whether it is relaxed. */
+				printf("%s:%d: %s: an order the check cannot read "
+				       "(%s)\n", u.c_str(), line, name.c_str(),
+				       args[args.size() - norders + k].c_str());
+				missing++;
+				continue;
+			}
+			if (mo == rl::mo_relaxed)
+				continue;
+			bool found = false;
+			for (size_t n = 0; n < lfpm_nsites && !found; n++) {
+				const lfpm_site &st = lfpm_sites[n];
+				const std::string f = st.file;
+				found = st.line == line && st.kind == kinds[k] &&
+					st.order == mo && f.size() >= u.size() &&
+					f.compare(f.size() - u.size(), u.size(),
+						  u) == 0;
+			}
+			if (!found) {
+				printf("%s:%d: %s: an order no test reaches\n",
+				       u.c_str(), line, name.c_str());
+				missing++;
+			}
 		}
 	}
 	return missing;
