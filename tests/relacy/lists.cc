@@ -495,15 +495,16 @@ int main(int argc, char **argv)
 {
 	// Short ones first: a weakened order is tried on each in turn.
 	static const lfpm_test tests[] = {
-		{"stack_handoff", 20000, lfpm_run<stack_handoff>},
+		{"stack_handoff", 20000, lfpm_run<stack_handoff>, false},
 		{"stack_pop_all_relinks", 5000,
-		 lfpm_run<stack_pop_all_relinks>},
+		 lfpm_run<stack_pop_all_relinks>, false},
 		{"stack_pop_all_publishes", 5000,
-		 lfpm_run<stack_pop_all_publishes>},
-		{"stack_walk_snapshot", 5000, lfpm_run<stack_walk_snapshot>},
-		{"depot_readers", 5000, lfpm_run<depot_readers>},
-		{"bare_handoff", 20000, lfpm_run<bare_handoff>},
-		{"depot_exchange", 20000, lfpm_run<depot_exchange>},
+		 lfpm_run<stack_pop_all_publishes>, false},
+		{"stack_walk_snapshot", 5000, lfpm_run<stack_walk_snapshot>,
+		 false},
+		{"depot_readers", 5000, lfpm_run<depot_readers>, false},
+		{"bare_handoff", 20000, lfpm_run<bare_handoff>, false},
+		{"depot_exchange", 20000, lfpm_run<depot_exchange>, false},
 	};
 	static const lfpm_kept kept[] = {
 		{"lfpi_stack_pop", LFPM_CAS_SUCCESS, "acquire", "relaxed",

@@ -154,7 +154,9 @@ template <typename T> struct lfpm_atomic {
 
 #define _Atomic(T) lfpm_atomic<T>
 /* lfpool/hot.h's thread-local words: Relacy's threads are fibers of one
- * thread, so a check must not lean on them (none does). */
+ * thread, which share them. A check must not let two of its threads
+ * reach code that reads them (steal.c's record of steals held, read by
+ * an owner that waits for a thief: no test has an owner wait). */
 #define _Thread_local thread_local
 /* The units' static assertions are about the layout of C's types, which
  * the checker's atomics do not have. */
