@@ -302,8 +302,8 @@ LFPI_H_INLINE void *lfpi_bare_alloc(const struct lfpi_pool_hot *h,
 		/* Acquire on failure: old is then read as by the first
 		 * load. On success the object's last owner's writes come
 		 * before ours through the acquire that read old; acquire
-		 * only because C11 allows no failure order stronger, as in
-		 * lfpi_stack_pop (tests/relacy/lists.cc shows both). */
+		 * on success for the reasons lfpi_stack_pop gives (C11,
+		 * and a tag that wraps). */
 	} while (!LFPI_H_CAS(head, &old, next, acquire, acquire));
 	return h->objs + (size_t)top * h->stride;
 }

@@ -120,11 +120,14 @@ uint32_t lfpi_stack_pop(struct lfpi_stack *s, uint32_t *retries)
 		 * pusher wrote before the release CAS is ours to read through
 		 * the acquire that read `old` (the tag makes each head value
 		 * written once, so the CAS read the same store); the success
-		 * order is acquire only because C11 allows no failure order
-		 * stronger than it. tests/relacy/lists.cc shows both.
+		 * order is acquire because C11 allows no failure order
+		 * stronger than it, and for a pop preempted while the 32-bit
+		 * tag wraps, whose CAS then reads another store of the same
+		 * value. tests/relacy/lists.cc shows the rest.
 		 */
 		if (atomic_compare_exchange_weak_explicit(
-			    &s->head, &old, stack_pack(stack_tag(old) + STACK_POP_TAG_STEP, below),
+			    &s->head, &old,
+			    stack_pack(stack_tag(old) + STACK_POP_TAG_STEP, below),
 			    memory_order_acquire, memory_order_acquire))
 			break;
 		n++;
@@ -147,7 +150,9 @@ uint32_t lfpi_stack_pop_all(struct lfpi_stack *s)
 	 */
 	while (stack_idx(old) != LFPI_NIL &&
 	       !atomic_compare_exchange_weak_explicit(
-		       &s->head, &old, stack_pack(stack_tag(old) + STACK_POP_ALL_TAG_STEP, LFPI_NIL),
+		       &s->head, &old,
+		       stack_pack(stack_tag(old) + STACK_POP_ALL_TAG_STEP,
+				  LFPI_NIL),
 		       memory_order_acq_rel, memory_order_relaxed))
 		;
 	return stack_idx(old);
