@@ -31,18 +31,19 @@ static _Atomic(uint32_t) stack_fault_pushes;
 #define STACK_FAULT_DUE() false
 #endif
 
-/* Test-only faults, built only into tests/relacy's broken checks: a pop,
+/* Test-only faults, built only into tests/relacy's broken check: a pop,
  * or the taking of the whole stack, keeps the tag (the ABA problem), and
- * the checks must catch each. */
+ * the check must catch each. Each macro's value is an expression that
+ * says whether its fault is on: the check turns one on at a time. */
 #ifdef LFPI_FAULT_POP_KEEPS_TAG
-#define STACK_POP_TAG_STEP 0
+#define STACK_POP_TAG_STEP (LFPI_FAULT_POP_KEEPS_TAG ? 0u : 1u)
 #else
-#define STACK_POP_TAG_STEP 1
+#define STACK_POP_TAG_STEP 1u
 #endif
 #ifdef LFPI_FAULT_POP_ALL_KEEPS_TAG
-#define STACK_POP_ALL_TAG_STEP 0
+#define STACK_POP_ALL_TAG_STEP (LFPI_FAULT_POP_ALL_KEEPS_TAG ? 0u : 1u)
 #else
-#define STACK_POP_ALL_TAG_STEP 1
+#define STACK_POP_ALL_TAG_STEP 1u
 #endif
 
 static inline uint64_t stack_pack(uint32_t tag, uint32_t idx)

@@ -358,5 +358,5 @@ int main(int argc, char **argv)
 	return lfpm_main(argc, argv, "cache", units,
 			 sizeof(units) / sizeof(units[0]), tests,
 			 sizeof(tests) / sizeof(tests[0]), kept,
-			 sizeof(kept) / sizeof(kept[0]));
+			 sizeof(kept) / sizeof(kept[0]), nullptr, 0);
 }

@@ -24,8 +24,10 @@
  * executions (default the test's own), in which a load may read any of
  * the last three stores to its word.
  * --verbose prints Relacy's report of each caught variant.
- * --expect-fail is for a check built with a fault in the unit
- * (LFPI_FAULT_*): the tests as written must fail, and no variant runs.
+ * --expect-fail is for a check built with faults in the unit
+ * (LFPI_FAULT_*, each defined as a flag of the program's lfpm_fault
+ * list): with each fault on alone (or with only --fault NAME's), the
+ * tests as written must fail, and no variant runs.
  */
 #ifndef LFPM_CHECK_HPP
 #define LFPM_CHECK_HPP
@@ -469,35 +471,23 @@ static const char *lfpm_search_name(bool bound)
 	return bound ? "bounded" : "random";
 }
 
-static int lfpm_main(int argc, char **argv, const char *unit,
-		     const char *const *units, size_t nunits,
-		     const lfpm_test *tests, size_t ntests,
-		     const lfpm_kept *kept, size_t nkept)
+// A fault a broken build of the check can turn on: the unit's
+// LFPI_FAULT_* macro is defined as *on.
+struct lfpm_fault {
+	const char *name;
+	bool *on;
+};
+
+// The tests as written, in both searches, recording the census; the
+// number that fail (up to the first, with stop_at_fail).
+static int lfpm_as_written(const char *unit, const lfpm_test *tests,
+			   size_t ntests, const lfpm_search &search,
+			   bool print_failure, bool stop_at_fail)
 {
-	lfpm_search search = {1, 0};
-	bool verbose = false, expect_fail = false;
 	int failed = 0;
-	auto start = std::chrono::steady_clock::now();
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
-			search.iterations = strtoul(argv[++i], nullptr, 10);
-		else if (!strcmp(argv[i], "--bound") && i + 1 < argc)
-			search.bound = (unsigned)strtoul(argv[++i], nullptr, 10);
-		else if (!strcmp(argv[i], "--verbose"))
-			verbose = true;
-		else if (!strcmp(argv[i], "--expect-fail"))
-			expect_fail = true;
-		else {
-			fprintf(stderr, "usage: %s [--bound B] [--iterations N] "
-				"[--verbose] [--expect-fail]\n", argv[0]);
-			return 2;
-		}
-	}
-
-	/* The tests as written, in both searches, recording the census. */
 	lfpm_census = true;
-	for (size_t i = 0; i < ntests; i++) {
+	for (size_t i = 0; i < ntests && !(stop_at_fail && failed); i++) {
 		for (bool bound : {true, false}) {
 			const lfpm_test &t = tests[i];
 
@@ -515,13 +505,82 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 			       ok ? "passed" : rl::test_result_str(r), done,
 			       lfpm_seconds_since(t0));
 			if (!ok) {
-				if (verbose || !expect_fail)
+				if (print_failure)
 					fputs(out.str().c_str(), stdout);
 				failed++;
+				if (stop_at_fail)
+					break;
 			}
 		}
 	}
 	lfpm_census = false;
+	return failed;
+}
+
+static int lfpm_main(int argc, char **argv, const char *unit,
+		     const char *const *units, size_t nunits,
+		     const lfpm_test *tests, size_t ntests,
+		     const lfpm_kept *kept, size_t nkept,
+		     const lfpm_fault *faults, size_t nfaults)
+{
+	lfpm_search search = {1, 0};
+	bool verbose = false, expect_fail = false;
+	const lfpm_fault *only = nullptr;
+	int failed = 0;
+	auto start = std::chrono::steady_clock::now();
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
+			search.iterations = strtoul(argv[++i], nullptr, 10);
+		else if (!strcmp(argv[i], "--bound") && i + 1 < argc)
+			search.bound = (unsigned)strtoul(argv[++i], nullptr, 10);
+		else if (!strcmp(argv[i], "--verbose"))
+			verbose = true;
+		else if (!strcmp(argv[i], "--expect-fail"))
+			expect_fail = true;
+		else if (!strcmp(argv[i], "--fault") && i + 1 < argc) {
+			const char *name = argv[++i];
+
+			for (size_t f = 0; f < nfaults && !only; f++)
+				if (!strcmp(faults[f].name, name))
+					only = &faults[f];
+			if (!only) {
+				fprintf(stderr, "%s: no fault %s in this build\n",
+					argv[0], name);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "usage: %s [--bound B] [--iterations N] "
+				"[--verbose] [--expect-fail] [--fault NAME]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (nfaults && !expect_fail) {
+		fprintf(stderr, "%s: built with faults: run it with "
+			"--expect-fail\n", argv[0]);
+		return 2;
+	}
+	if (expect_fail && nfaults) {
+		// Each fault alone must make some test fail as written.
+		for (size_t f = 0; f < nfaults; f++) {
+			if (only && only != &faults[f])
+				continue;
+			*faults[f].on = true;
+			int n = lfpm_as_written(unit, tests, ntests, search,
+						verbose, true);
+			*faults[f].on = false;
+			printf("%s: built broken (%s), %s\n", unit,
+			       faults[f].name,
+			       n ? "and the tests catch it" : "BUT NO TEST FAILS");
+			failed += !n;
+		}
+		return failed ? 1 : 0;
+	}
+
+	/* The tests as written, in both searches, recording the census. */
+	failed = lfpm_as_written(unit, tests, ntests, search,
+				 verbose || !expect_fail, expect_fail);
 	if (expect_fail) {
 		printf("%s: built broken, %s\n", unit,
 		       failed ? "and the tests catch it" : "BUT NO TEST FAILS");

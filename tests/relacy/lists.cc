@@ -11,6 +11,11 @@
 // at once fails an assertion.
 #include "check.hpp"
 
+// The broken build (relacy_lists_broken) defines stack.c's faults as
+// these flags, and turns each on in turn: a pop that keeps the tag, and
+// a taking of the whole stack that keeps it.
+static bool lfpm_fault_pop_keeps_tag, lfpm_fault_pop_all_keeps_tag;
+
 #include "lists/stack.c"
 #include "lists/depot.c"
 
@@ -523,8 +528,21 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_bare_free",
 	};
 
+#if defined(LFPI_FAULT_POP_KEEPS_TAG) && defined(LFPI_FAULT_POP_ALL_KEEPS_TAG)
+	static const lfpm_fault faults[] = {
+		{"LFPI_FAULT_POP_KEEPS_TAG", &lfpm_fault_pop_keeps_tag},
+		{"LFPI_FAULT_POP_ALL_KEEPS_TAG", &lfpm_fault_pop_all_keeps_tag},
+	};
+	const size_t nfaults = sizeof(faults) / sizeof(faults[0]);
+#else
+	static const lfpm_fault *const faults = nullptr;
+	const size_t nfaults = 0;
+	(void)lfpm_fault_pop_keeps_tag;
+	(void)lfpm_fault_pop_all_keeps_tag;
+#endif
+
 	return lfpm_main(argc, argv, "lists", units,
 			 sizeof(units) / sizeof(units[0]), tests,
 			 sizeof(tests) / sizeof(tests[0]), kept,
-			 sizeof(kept) / sizeof(kept[0]));
+			 sizeof(kept) / sizeof(kept[0]), faults, nfaults);
 }
