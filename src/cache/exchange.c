@@ -73,27 +73,24 @@ void lfpi_cache_leave(struct lfp_cache *c)
  * releases (lfp_stats documents it). A fork that cuts a fold short leaves
  * the child that cache's allocations off by the fold, once in 2^50.
  */
+#ifdef LFPI_CACHE_FOLD
+/* Test-only: tests/relacy folds at every move, to check the fold. */
+#define CACHE_FOLD LFPI_CACHE_FOLD
+#else
 #define CACHE_FOLD (UINT64_C(1) << 50)
+#endif
 
-void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
+/*
+ * The fold: a sequence lock with one writer (the owner, or a thread
+ * holding the cache through the handshake), high allocations out of
+ * slots[] moved into allocs_base and the count made n.
+ */
+static void cache_fold(struct lfp_cache *c, uint64_t high, uint32_t n)
 {
-	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
-	uint64_t high = (top >> LFPI_TOP_SHIFT) - (top & LFPI_TOP_COUNT) + n;
-	uint32_t seq;
+	/* Relaxed: the release stores below order it before themselves, so
+	 * a reader that sees either of them sees the odd sequence too. */
+	uint32_t seq = atomic_load_explicit(&c->fold_seq, memory_order_relaxed);
 
-	if (LFPI_LIKELY(high < CACHE_FOLD)) {
-		/* Release: pairs with the acquire load in cache_counts. */
-		atomic_store_explicit(&c->hot.top, high << LFPI_TOP_SHIFT | n,
-				      memory_order_release);
-		return;
-	}
-	/*
-	 * The fold: a sequence lock with one writer (the owner, or a thread
-	 * holding the cache through the handshake). Relaxed: the release
-	 * stores below order it before themselves, so a reader that sees
-	 * either of them sees the odd sequence too.
-	 */
-	seq = atomic_load_explicit(&c->fold_seq, memory_order_relaxed);
 	atomic_store_explicit(&c->fold_seq, seq + 1, memory_order_relaxed);
 	/* Release, each: pairs with the acquire loads in cache_counts. */
 	atomic_store_explicit(&c->allocs_base,
@@ -104,6 +101,20 @@ void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 	atomic_store_explicit(&c->hot.top, (uint64_t)n << LFPI_TOP_SHIFT | n,
 			      memory_order_release);
 	atomic_store_explicit(&c->fold_seq, seq + 2, memory_order_release);
+}
+
+void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
+{
+	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
+	uint64_t high = (top >> LFPI_TOP_SHIFT) - (top & LFPI_TOP_COUNT) + n;
+
+	if (LFPI_LIKELY(high < CACHE_FOLD))
+		/* Release: pairs with the acquire load in cache_counts (a
+		 * reader that sees this count sees the fold before it). */
+		atomic_store_explicit(&c->hot.top, high << LFPI_TOP_SHIFT | n,
+				      memory_order_release);
+	else
+		cache_fold(c, high, n);
 }
 
 /* Owner, inside an operation: k releases into slots[] counted. Release:
@@ -174,7 +185,7 @@ static void cache_counts(const struct lfp_cache *c, uint64_t *allocs,
 
 	for (;;) {
 		/* Acquire, each: pairs with the release stores in
-		 * lfpi_cache_set_n and of the fast paths. */
+		 * cache_fold, lfpi_cache_set_n and the fast paths. */
 		s1 = atomic_load_explicit(&m->fold_seq, memory_order_acquire);
 		base = atomic_load_explicit(&m->allocs_base, memory_order_acquire);
 		top = atomic_load_explicit(&m->hot.top, memory_order_acquire);
