@@ -48,12 +48,20 @@ static LFPI_TLS struct cache_thief *cache_thieves;
  * owner may have gone idle right after a thief asked, and would then hold
  * its slots for good, since only its next call answers the request.
  */
+#ifdef LFPI_FAULT_CLAIM_IGNORES_STEAL
+/* Test-only fault, built only into tests/relacy's check (its value says
+ * whether it is on): a claim that ignores another thief's. */
+#define CACHE_CLAIM_SEES_STEAL (!(LFPI_FAULT_CLAIM_IGNORES_STEAL))
+#else
+#define CACHE_CLAIM_SEES_STEAL 1
+#endif
+
 bool lfpi_cache_claim_steal(struct lfp_cache *c)
 {
 	uint32_t ctl = atomic_load_explicit(&c->hot.ctl, memory_order_relaxed);
 
 	do {
-		if (ctl & LFPI_CTL_STEAL)
+		if ((ctl & LFPI_CTL_STEAL) && CACHE_CLAIM_SEES_STEAL)
 			return false;
 		/* seq_cst: our write in the handshake, ordered before the
 		 * read of active in lfpi_cache_steal (see lfpi_cache_enter). */

@@ -31,10 +31,10 @@ static _Atomic(uint32_t) stack_fault_pushes;
 #define STACK_FAULT_DUE() false
 #endif
 
-/* Test-only faults, built only into tests/relacy's broken check: a pop,
- * or the taking of the whole stack, keeps the tag (the ABA problem), and
- * the check must catch each. Each macro's value is an expression that
- * says whether its fault is on: the check turns one on at a time. */
+/* Test-only faults, built only into tests/relacy's check: a pop, or the
+ * taking of the whole stack, keeps the tag (the ABA problem), and the
+ * check must catch each. Each macro's value is an expression that says
+ * whether its fault is on: the check turns one on at a time. */
 #ifdef LFPI_FAULT_POP_KEEPS_TAG
 #define STACK_POP_TAG_STEP (LFPI_FAULT_POP_KEEPS_TAG ? 0u : 1u)
 #else

@@ -54,6 +54,11 @@ static int lfpm_sched_yield()
 static uint64_t lfpm_cache_fold;
 #define LFPI_CACHE_FOLD lfpm_cache_fold
 
+// steal.c's fault, off but with --expect-fail: a thief's claim that
+// ignores another thief's.
+static bool lfpm_fault_claim_ignores_steal;
+#define LFPI_FAULT_CLAIM_IGNORES_STEAL lfpm_fault_claim_ignores_steal
+
 #include "lists/stack.c"
 #include "lists/depot.c"
 #include "cache/fork_wait.c"
@@ -108,6 +113,10 @@ struct pool_base {
 	{
 		lfpi_cache_membarrier = membarrier;
 		lfpm_cache_fold = UINT64_C(1) << 50;
+		// steal.c's thread-local list of a thread's steals: Relacy's
+		// threads share the program's one, so each test starts it
+		// empty (no test here asks it which caches it holds).
+		cache_thieves = nullptr;
 		lfpm_light_barrier =
 			membarrier ? "lfpi_cache_enter_fast" : nullptr;
 		lfpi_stack_init(&pool.free, links, sizeof(links[0]));
@@ -367,6 +376,16 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 	}
 };
 
+// Two thieves at once, the owner idle: only one may hold the cache
+// (lfpi_cache_claim_steal), the other waits for it to let go and looks
+// again. Two that emptied it together would give its slots to the depot
+// twice, and two threads would own one object.
+struct two_thieves : rl::test_suite<two_thieves, 2>, pool_base {
+	void before() { init(LFPI_MB_SYSCALL, true); }
+	void thread(unsigned) { thief(); }
+	void after() { all_back(); }
+};
+
 // A cache handed from one owner to the next (an explicit cache passed
 // on under a lock, as lfpool(7) allows, or one the registry gives again
 // with its slots): the first owner releases into it and hands it over;
@@ -407,6 +426,8 @@ int main(int argc, char **argv)
 		{"counts_reader", 20000, lfpm_run<counts_reader>, false},
 		{"steal_membarrier", 20000, lfpm_run<steal_membarrier>, false},
 		{"counts_fold", 20000, lfpm_run<counts_fold>, false},
+		// A thief waits for the other: its bounded search runs on.
+		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
 		{"steal_seq_cst", 20000, lfpm_run<steal_seq_cst>, false},
 		// Three threads: its bounded search takes minutes.
 		{"handover", 20000, lfpm_run<handover>, true},
@@ -460,8 +481,14 @@ int main(int argc, char **argv)
 		 nullptr},
 	};
 
+	static const lfpm_fault faults[] = {
+		{"LFPI_FAULT_CLAIM_IGNORES_STEAL",
+		 &lfpm_fault_claim_ignores_steal},
+	};
+
 	return lfpm_main(argc, argv, "cache", units,
 			 sizeof(units) / sizeof(units[0]), tests,
 			 sizeof(tests) / sizeof(tests[0]), kept,
-			 sizeof(kept) / sizeof(kept[0]), nullptr, 0);
+			 sizeof(kept) / sizeof(kept[0]), faults,
+			 sizeof(faults) / sizeof(faults[0]));
 }

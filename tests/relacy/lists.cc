@@ -11,10 +11,12 @@
 // at once fails an assertion.
 #include "check.hpp"
 
-// The broken build (relacy_lists_broken) defines stack.c's faults as
-// these flags, and turns each on in turn: a pop that keeps the tag, and
-// a taking of the whole stack that keeps it.
+// stack.c's faults, off but with --expect-fail, which turns each on in
+// turn: a pop that keeps the tag, and a taking of the whole stack that
+// keeps it.
 static bool lfpm_fault_pop_keeps_tag, lfpm_fault_pop_all_keeps_tag;
+#define LFPI_FAULT_POP_KEEPS_TAG lfpm_fault_pop_keeps_tag
+#define LFPI_FAULT_POP_ALL_KEEPS_TAG lfpm_fault_pop_all_keeps_tag
 
 #include "lists/stack.c"
 #include "lists/depot.c"
@@ -528,18 +530,11 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_bare_free",
 	};
 
-#if defined(LFPI_FAULT_POP_KEEPS_TAG) && defined(LFPI_FAULT_POP_ALL_KEEPS_TAG)
 	static const lfpm_fault faults[] = {
 		{"LFPI_FAULT_POP_KEEPS_TAG", &lfpm_fault_pop_keeps_tag},
 		{"LFPI_FAULT_POP_ALL_KEEPS_TAG", &lfpm_fault_pop_all_keeps_tag},
 	};
 	const size_t nfaults = sizeof(faults) / sizeof(faults[0]);
-#else
-	static const lfpm_fault *const faults = nullptr;
-	const size_t nfaults = 0;
-	(void)lfpm_fault_pop_keeps_tag;
-	(void)lfpm_fault_pop_all_keeps_tag;
-#endif
 
 	return lfpm_main(argc, argv, "lists", units,
 			 sizeof(units) / sizeof(units[0]), tests,
