@@ -74,7 +74,7 @@ void lfpi_cache_leave(struct lfp_cache *c)
  * the child that cache's allocations off by the fold, once in 2^50.
  */
 #ifdef LFPI_CACHE_FOLD
-/* Test-only: tests/relacy folds at every move, to check the fold. */
+/* Test-only: tests/relacy lowers it, so that a refill folds. */
 #define CACHE_FOLD LFPI_CACHE_FOLD
 #else
 #define CACHE_FOLD (UINT64_C(1) << 50)
