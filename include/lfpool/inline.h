@@ -45,7 +45,9 @@ LFPI_H_INLINE uint32_t lfpi_cache_pop_top(struct lfpi_cache_hot *c,
 	/* Release (a plain store on x86): pairs with the acquire load of
 	 * top by a reader of the counts (src/cache/exchange.c,
 	 * cache_counts), which must see the moves before this store with
-	 * it. */
+	 * it, a fold among them: the one of a cache's previous owner is in
+	 * no release sequence of ours (tests/relacy/cache.cc,
+	 * fold_handover). */
 	LFPI_H_STORE(&c->top, top - 1, release);
 	/* Release: pairs with a thief's acquire load of active, so one that
 	 * sees us out also sees the count we left. */

@@ -50,7 +50,8 @@ static int lfpm_sched_yield()
 #define sched_yield lfpm_sched_yield
 
 // The allocations out of slots[] that make a move fold the count (2^50
-// in the library); counts_fold sets it to 1, so every move folds.
+// in the library); counts_fold and fold_handover lower it, so that a
+// refill folds.
 static uint64_t lfpm_cache_fold;
 #define LFPI_CACHE_FOLD lfpm_cache_fold
 
@@ -113,10 +114,6 @@ struct pool_base {
 	{
 		lfpi_cache_membarrier = membarrier;
 		lfpm_cache_fold = UINT64_C(1) << 50;
-		// steal.c's thread-local list of a thread's steals: Relacy's
-		// threads share the program's one, so each test starts it
-		// empty (no test here asks it which caches it holds).
-		cache_thieves = nullptr;
 		lfpm_light_barrier =
 			membarrier ? "lfpi_cache_enter_fast" : nullptr;
 		lfpi_stack_init(&pool.free, links, sizeof(links[0]));
@@ -203,6 +200,21 @@ struct pool_base {
 			own(objs[idx]);
 			lfpi_cache_push(c, idx, 0);
 		}
+	}
+
+	// The owner takes a slot (a hit, else a miss) and uses it.
+	uint32_t take()
+	{
+		void *p = lfpi_cache_alloc_try(c);
+		uint32_t idx, ctl = LFPI_CTL_OUT;
+
+		if (p)
+			idx = (uint32_t)(static_cast<object *>(p) - objs);
+		else
+			idx = lfpi_cache_pop(c, &ctl);
+		RL_ASSERT(idx < SLOTS);
+		own(objs[idx]);
+		return idx;
 	}
 
 	// A thief: empty idle caches into the depot, then take what the
@@ -301,7 +313,8 @@ struct counts_reader : rl::test_suite<counts_reader, 2>, pool_base {
 // whose refill is a move that folds the five into allocs_base under the
 // fold's sequence (cache_fold), and whose own move does not fold;
 // it releases one, takes it again (a hit) and releases all three.
-// hot.top's high part is 5 before the fold and below 5 after it. The
+// hot.top is 5|2, 5|1 or 5|0 before the fold (high part|slots), and
+// any other value after it (1|1 at once; 5|4 at the end). The
 // reader loads hot.top, relaxed, then counts, twice: once it has seen a
 // top from after the fold, any later reading must include the five (a
 // reading that took allocs_base from before the fold and hot.top from
@@ -324,19 +337,6 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 		// then, counting the two refilled); the miss's does not (1).
 		lfpm_cache_fold = FOLDED + 1;
 	}
-	uint32_t take()
-	{
-		void *p = lfpi_cache_alloc_try(c);
-		uint32_t idx, ctl = LFPI_CTL_OUT;
-
-		if (p)
-			idx = (uint32_t)(static_cast<object *>(p) - objs);
-		else
-			idx = lfpi_cache_pop(c, &ctl);
-		RL_ASSERT(idx < SLOTS);
-		own(objs[idx]);
-		return idx;
-	}
 	void thread(unsigned id)
 	{
 		if (id == 0) {
@@ -356,7 +356,8 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 		for (int k = 0; k < 2; k++) {
 			uint64_t top = atomic_load_explicit(&c->hot.top,
 							    memory_order_relaxed);
-			folded |= top >> LFPI_TOP_SHIFT < FOLDED;
+			folded |= top >> LFPI_TOP_SHIFT != FOLDED ||
+				  (top & LFPI_TOP_COUNT) > 2;
 			uint64_t allocs = lfpi_cache_value(
 				c, offsetof(struct lfpi_counters, allocs));
 
@@ -374,6 +375,103 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 		RL_ASSERT(lfpi_cache_value(c, offsetof(struct lfpi_counters,
 						       frees)) == 4);
 	}
+};
+
+// A cache handed to another owner across a fold (an explicit cache
+// passed on under a lock, as lfpool(7) allows; no thief, so the owners'
+// barrier is the compiler barrier alone). The cache starts as in
+// counts_fold. Owner A takes two slots (hits) and a third (a miss whose
+// refill folds the five earlier allocations into allocs_base), then
+// hands the cache to owner B, whose first store of hot.top is a pop
+// (FIRST 1: lfpi_cache_pop_top), a push (2: lfpi_cache_push_top) or a
+// refill (3: the store of lfpi_cache_set_n that is not a fold's). A
+// store by B is in no release sequence of A's, so only its own release
+// carries the fold to a reader (with one owner, C11 puts the owner's
+// later stores of hot.top in the release sequence of its fold, and a
+// reader acquires the fold from a relaxed one). The reader waits for
+// one of B's values of hot.top (relaxed), then counts: the fold must
+// be in the count.
+template <int FIRST>
+struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
+	static constexpr uint64_t EARLIER = 3, FOLDED = EARLIER + 2;
+	rl::atomic<int> handed;
+	uint32_t given;
+
+	void before()
+	{
+		init(LFPI_MB_SYSCALL, true);
+		lfpm_light_barrier = nullptr;
+		c->hot.top($).store(FOLDED << LFPI_TOP_SHIFT | 2,
+				    rl::mo_relaxed);
+		lfpm_cache_fold = FOLDED + 1;
+		handed($).store(0, rl::mo_relaxed);
+	}
+	static uint64_t word(uint64_t high, uint64_t n)
+	{
+		return high << LFPI_TOP_SHIFT | n;
+	}
+	// Whether hot.top holds a value only B stores.
+	static bool by_b(uint64_t top)
+	{
+		if (FIRST == 1)
+			return top == word(1, 0);
+		if (FIRST == 2)
+			return top == word(4, 4);
+		return top == word(3, 2) || top == word(2, 1);
+	}
+	void thread(unsigned id)
+	{
+		if (id == 0) {
+			uint32_t idx[4];
+
+			for (uint32_t k = 0; k < 3; k++)
+				idx[k] = take(); // 1|1 after the fold
+			if (FIRST == 1) {
+				// B's hit takes the last slot: 1|0.
+				handed($).store(1, rl::mo_release);
+				for (uint32_t k = 0; k < 3; k++)
+					lfpi_stack_push(&pool.free, idx[k],
+							idx[k]);
+			} else if (FIRST == 2) {
+				lfpi_cache_push(c, idx[1], 0); // 2|2
+				lfpi_cache_push(c, idx[2], 0); // 3|3
+				given = idx[0];
+				// B releases the third: 4|4.
+				handed($).store(1, rl::mo_release);
+			} else {
+				idx[3] = take(); // a hit: 1|0, empty
+				for (uint32_t k = 0; k < 4; k++)
+					lfpi_stack_push(&pool.free, idx[k],
+							idx[k]);
+				// B's miss refills two (3|2) and takes one
+				// (2|1).
+				handed($).store(1, rl::mo_release);
+			}
+		} else if (id == 1) {
+			while (!handed($).load(rl::mo_acquire))
+				rl::yield(1, $);
+			if (FIRST == 2) {
+				lfpi_cache_push(c, given, 0);
+			} else {
+				uint32_t i = take();
+				lfpi_stack_push(&pool.free, i, i);
+			}
+		} else {
+			bool seen = false;
+
+			for (int k = 0; k < 32 && !seen; k++) {
+				seen = by_b(atomic_load_explicit(
+					&c->hot.top, memory_order_relaxed));
+				if (!seen)
+					rl::yield(1, $);
+			}
+			if (seen)
+				RL_ASSERT(lfpi_cache_value(
+						  c, offsetof(struct lfpi_counters,
+							      allocs)) >= FOLDED);
+		}
+	}
+	void after() { all_back(); }
 };
 
 // Two thieves at once, the owner idle: only one may hold the cache
@@ -425,11 +523,15 @@ int main(int argc, char **argv)
 		// Cheapest first: a weakened order is tried on each in turn.
 		{"counts_reader", 20000, lfpm_run<counts_reader>, false},
 		{"steal_membarrier", 20000, lfpm_run<steal_membarrier>, false},
+		// Three threads: their bounded search takes minutes.
+		{"fold_handover_pop", 20000, lfpm_run<fold_handover<1>>, true},
+		{"fold_handover_push", 20000, lfpm_run<fold_handover<2>>, true},
+		{"fold_handover_refill", 20000, lfpm_run<fold_handover<3>>,
+		 true},
 		{"counts_fold", 20000, lfpm_run<counts_fold>, false},
 		// A thief waits for the other: its bounded search runs on.
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
 		{"steal_seq_cst", 20000, lfpm_run<steal_seq_cst>, false},
-		// Three threads: its bounded search takes minutes.
 		{"handover", 20000, lfpm_run<handover>, true},
 	};
 	// The handshake, both halves, and the counts' reader; the lists'
@@ -449,27 +551,10 @@ int main(int argc, char **argv)
 		"src/cache/steal.c:cache_steal_caches",
 		"src/cache/steal.c:cache_steal_round",
 	};
-	// A store of hot.top that is not a fold's: the owner's previous
-	// store of hot.top was a release, and under C11's rule (C++11's,
-	// which Relacy follows) a later store by the same thread continues
-	// its release sequence, so a reader that reads this store acquires
-	// the fold anyway; the release is needed where a thief's store
-	// (lfpi_cache_empty) came between, which ends that sequence, and
-	// under C++20's rule, which drops the same thread's stores from it.
-	static const char sequence[] =
-		"a store after a thief's store of hot.top, which ends the "
-		"owner's release sequence (three threads: owner, thief and "
-		"reader; not in these tests)";
 	static const char shallow[] =
 		"a reader must see a count two stores stale, deeper than the "
 		"searches reach (tests pass either way at these bounds)";
 	static const lfpm_kept kept[] = {
-		{"lfpi_cache_pop_top", LFPM_STORE, "release", "relaxed",
-		 sequence, true, "top"},
-		{"lfpi_cache_push_top", LFPM_STORE, "release", "relaxed",
-		 sequence, true, "top"},
-		{"lfpi_cache_set_n", LFPM_STORE, "release", "relaxed", sequence,
-		 true, nullptr},
 		{"lfpi_cache_push_top", LFPM_STORE, "release", "relaxed",
 		 shallow, true, "frees"},
 		{"cache_counts", LFPM_LOAD, "acquire", "relaxed", shallow, true,
@@ -480,6 +565,10 @@ int main(int argc, char **argv)
 		 "read of the new cache is beyond the searches)", true,
 		 nullptr},
 	};
+
+	lfpm_fiber_local(&lfpi_cache_steals_held,
+			 sizeof(lfpi_cache_steals_held));
+	lfpm_fiber_local(&cache_thieves, sizeof(cache_thieves));
 
 	static const lfpm_fault faults[] = {
 		{"LFPI_FAULT_CLAIM_IGNORES_STEAL",

@@ -77,6 +77,73 @@ void lfpm_statics_end(void)
 		lfpm_statics[i].end(lfpm_statics[i].atomic);
 }
 
+/* The thread-locals each simulated thread has its own copy of, and the
+ * copies of each fiber seen in this execution, by its jmp_buf. */
+#define LFPM_LOCALS_MAX 8
+#define LFPM_LOCAL_SIZE 16
+#define LFPM_FIBERS_MAX 16
+static struct lfpm_local {
+	unsigned char *word;
+	size_t size;
+} lfpm_locals[LFPM_LOCALS_MAX];
+static size_t lfpm_nlocals;
+static struct lfpm_fiber {
+	const void *key;
+	unsigned char copy[LFPM_LOCALS_MAX][LFPM_LOCAL_SIZE];
+} lfpm_fibers[LFPM_FIBERS_MAX];
+static size_t lfpm_nfibers;
+static const void *lfpm_fiber_now; /* NULL: the program's own, at first */
+
+void lfpm_fiber_local(void *word, size_t size)
+{
+	if (lfpm_nlocals == LFPM_LOCALS_MAX || size > LFPM_LOCAL_SIZE) {
+		fprintf(stderr, "lfpm_fiber_local: raise LFPM_LOCALS_MAX or "
+			"LFPM_LOCAL_SIZE\n");
+		abort();
+	}
+	lfpm_locals[lfpm_nlocals++] =
+		lfpm_local{static_cast<unsigned char *>(word), size};
+}
+
+void lfpm_fiber_locals_begin(void)
+{
+	lfpm_nfibers = 0;
+}
+
+static lfpm_fiber *lfpm_fiber_of(const void *key)
+{
+	for (size_t i = 0; i < lfpm_nfibers; i++)
+		if (lfpm_fibers[i].key == key)
+			return &lfpm_fibers[i];
+	return nullptr;
+}
+
+void lfpm_longjmp(struct __jmp_buf_tag env[1], int val)
+{
+	lfpm_fiber *from = lfpm_fiber_of(lfpm_fiber_now), *to;
+
+	if (!from) {
+		if (lfpm_nfibers == LFPM_FIBERS_MAX) {
+			fprintf(stderr, "lfpm_longjmp: raise LFPM_FIBERS_MAX\n");
+			abort();
+		}
+		from = &lfpm_fibers[lfpm_nfibers++];
+		from->key = lfpm_fiber_now;
+	}
+	for (size_t i = 0; i < lfpm_nlocals; i++)
+		memcpy(from->copy[i], lfpm_locals[i].word, lfpm_locals[i].size);
+	to = lfpm_fiber_of(env);
+	for (size_t i = 0; i < lfpm_nlocals; i++) {
+		if (to)
+			memcpy(lfpm_locals[i].word, to->copy[i],
+			       lfpm_locals[i].size);
+		else
+			memset(lfpm_locals[i].word, 0, lfpm_locals[i].size);
+	}
+	lfpm_fiber_now = env;
+	(_longjmp)(env, val);
+}
+
 const char *lfpm_light_barrier;
 int lfpm_weak_site = -1;
 rl::memory_order lfpm_weak_order;
@@ -161,6 +228,7 @@ template <typename T> struct lfpm_with_statics : T {
 	void before()
 	{
 		lfpm_statics_begin();
+		lfpm_fiber_locals_begin();
 		T::before();
 	}
 	void after()
@@ -556,9 +624,14 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 			return 2;
 		}
 	}
-	if (expect_fail && !nfaults) {
-		fprintf(stderr, "%s: no faults built in\n", argv[0]);
+	if (only && !expect_fail) {
+		fprintf(stderr, "%s: --fault turns a fault on only with "
+			"--expect-fail\n", argv[0]);
 		return 2;
+	}
+	if (expect_fail && !nfaults) {
+		printf("%s: no faults built in, nothing to turn on\n", unit);
+		return 0;
 	}
 	if (expect_fail) {
 		// Each fault alone must make some test fail as written.
@@ -584,8 +657,11 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 	for (size_t u = 0; u < nunits; u++)
 		failed += lfpm_unreached(units[u]);
 
-	/* Each order one step weaker, alone: the bounded search of every
-	 * test first, then the random one, until one fails. */
+	/* Each order one step weaker, alone, until a test fails: a quarter of
+	 * every test's random search first (the first executions of the
+	 * random search proper: most variants fail there, where a bounded
+	 * search of some tests takes seconds), then the bounded search of
+	 * every test, then the random one. */
 	const lfpm_site *sites = lfpm_sites;
 	size_t variants = 0, caught = 0, later = 0;
 
@@ -616,14 +692,23 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 			variants++;
 			lfpm_weak_site = (int)s;
 			lfpm_weak_order = to;
-			for (bool bound : {true, false})
+			for (int phase = 0; phase < 3; phase++)
 				for (size_t i = 0; i < ntests && !by; i++) {
 					rl::ostringstream o;
+					bool bound = phase == 1;
+					lfpm_search first = search;
 
 					if (bound && tests[i].random_only)
 						continue;
-					if (!lfpm_simulate(tests[i], search, bound,
-							   o, &r)) {
+					if (phase == 0)
+						first.iterations = std::max(
+							1ul, (search.iterations
+								      ? search.iterations
+								      : tests[i].iterations) /
+								     4);
+					if (!lfpm_simulate(tests[i],
+							   phase ? search : first,
+							   bound, o, &r)) {
 						by = tests[i].name;
 						by_bound = bound;
 						out << o.str();

@@ -37,6 +37,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <setjmp.h>
+
+/*
+ * The library's thread-locals (steal.c's record of a thread's steals,
+ * and its count of steals held) are one word each for all of Relacy's
+ * threads, which are fibers of one program thread. So each switch
+ * between fibers, which Relacy makes with _longjmp, passes through
+ * lfpm_longjmp: it saves the words a check listed (lfpm_fiber_local)
+ * as the fiber it leaves sees them, and puts back the ones of the fiber
+ * it enters, zero for a fiber that has not run in this execution (a new
+ * thread's). lfpm_fiber_locals_begin starts each execution afresh.
+ */
+[[noreturn]] void lfpm_longjmp(struct __jmp_buf_tag env[1], int val);
+void lfpm_fiber_local(void *word, size_t size);
+void lfpm_fiber_locals_begin(void);
+#define _longjmp(env, val) lfpm_longjmp(env, val)
 
 #include <relacy/base.hpp>
 #include <relacy/context.hpp>
@@ -153,10 +169,9 @@ template <typename T> struct lfpm_atomic {
 };
 
 #define _Atomic(T) lfpm_atomic<T>
-/* lfpool/hot.h's thread-local words: Relacy's threads are fibers of one
- * thread, which share them. A check must not let two of its threads
- * reach code that reads them (steal.c's record of steals held, read by
- * an owner that waits for a thief: no test has an owner wait). */
+/* The library's thread-local words: each simulated thread has its own
+ * copy of those a check lists with lfpm_fiber_local (see lfpm_longjmp);
+ * the others are shared by all of them. */
 #define _Thread_local thread_local
 /* The units' static assertions are about the layout of C's types, which
  * the checker's atomics do not have. */
