@@ -117,7 +117,7 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
 		covered = covered || c == pool->fork_caches;
-		hold = covered ? c->fork_hold : CACHE_FORK_TAKEN;
+		hold = covered ? c->fork_hold : (uint32_t)CACHE_FORK_TAKEN;
 		mine = lfpi_cache_is_mine(c);
 		s = atomic_load_explicit(&c->state, memory_order_relaxed);
 		/* One of ours that was busy is still in its operation: the

@@ -18,7 +18,20 @@
  * file that counts or reads it (steal.c, fork_hold.c, exchange.c). */
 LFPI_TLS uint32_t lfpi_cache_steals_held;
 
-/* Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end). */
+/*
+ * Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end).
+ * Every access is relaxed. An owner that finds its cache claimed by the
+ * fork and then looks here sees the flag up: the flag is raised before
+ * the fork's claims, whose release CAS (lfpi_cache_claim_steal) pairs
+ * with the acquire load of ctl by which the owner found it
+ * (lfpi_cache_enter); tests/relacy/cache.cc, fork_late_*, asserts it.
+ * A thread that learnt of the fork otherwise (a thief's failed claim,
+ * a poll of ctl) only polls the flag again, which needs the flag to
+ * become visible, not an order; and once it sees the flag down, it
+ * looks at the cache again through lfpi_cache_enter, whose acquire
+ * pairs with the release by which the fork let go of it
+ * (lfpi_cache_fork_parent). No order here would add to either.
+ */
 static _Atomic(uint32_t) cache_fork_busy;
 
 /* When fork's prepare stops waiting for thieves (fork_hold.c): one
@@ -35,23 +48,22 @@ void lfpi_cache_fork_begin(void)
 {
 	cache_fork_until = lfpi_cache_now_ns() +
 			   LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
-	/* seq_cst: ordered before fork_prepare's claims on the caches, so a
-	 * thread that finds its cache claimed (lfpi_cache_enter) and then
-	 * looks here sees it. */
-	atomic_store_explicit(&cache_fork_busy, 1, memory_order_seq_cst);
+	/* Relaxed: before fork_prepare's claims on the caches, which carry
+	 * it (see cache_fork_busy). */
+	atomic_store_explicit(&cache_fork_busy, 1, memory_order_relaxed);
 }
 
 void lfpi_cache_fork_end(void)
 {
-	/* Release: pairs with the acquire load in lfpi_cache_fork_wait; the
-	 * caches were let go before. */
-	atomic_store_explicit(&cache_fork_busy, 0, memory_order_release);
+	/* Relaxed: the caches were let go before, each with its release
+	 * (see cache_fork_busy). */
+	atomic_store_explicit(&cache_fork_busy, 0, memory_order_relaxed);
 }
 
 bool lfpi_cache_fork_busy(void)
 {
-	/* seq_cst: pairs with the store in lfpi_cache_fork_begin (see there). */
-	return atomic_load_explicit(&cache_fork_busy, memory_order_seq_cst);
+	/* Relaxed: see cache_fork_busy. */
+	return atomic_load_explicit(&cache_fork_busy, memory_order_relaxed);
 }
 
 uint64_t lfpi_cache_now_ns(void)
@@ -66,8 +78,8 @@ bool lfpi_cache_fork_wait(void)
 {
 	uint64_t until = lfpi_cache_now_ns() + LFPI_CACHE_FORK_WAIT_MS * UINT64_C(1000000);
 
-	/* Acquire: pairs with the release store in lfpi_cache_fork_end. */
-	while (atomic_load_explicit(&cache_fork_busy, memory_order_acquire)) {
+	/* Relaxed: see cache_fork_busy. */
+	while (atomic_load_explicit(&cache_fork_busy, memory_order_relaxed)) {
 		if (lfpi_cache_now_ns() > until)
 			return false;
 		sched_yield();

@@ -49,6 +49,20 @@ static int lfpm_sched_yield()
 }
 #define sched_yield lfpm_sched_yield
 
+// The clock of fork_wait.c's bounded waits (for a fork, and a fork's for
+// a thief): a millisecond passes at each reading, so a wait gives up
+// after LFPI_CACHE_FORK_WAIT_MS looks.
+#include <time.h>
+static uint64_t lfpm_now_ns;
+static int lfpm_clock_gettime(struct timespec *ts)
+{
+	lfpm_now_ns += 1000000;
+	ts->tv_sec = (time_t)(lfpm_now_ns / 1000000000u);
+	ts->tv_nsec = (long)(lfpm_now_ns % 1000000000u);
+	return 0;
+}
+#define clock_gettime(clock, ts) lfpm_clock_gettime(ts)
+
 // The allocations out of slots[] that make a move fold the count (2^50
 // in the library); counts_fold and fold_handover lower it, so that a
 // refill folds.
@@ -65,6 +79,7 @@ static bool lfpm_fault_claim_ignores_steal;
 #include "cache/fork_wait.c"
 #include "cache/exchange.c"
 #include "cache/steal.c"
+#include "cache/fork_hold.c"
 
 // No fresh slots: every slot of the test's pool is placed from the start.
 uint32_t lfpi_slab_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
@@ -73,6 +88,15 @@ uint32_t lfpi_slab_bump(struct lfp_pool *pool, uint32_t n, uint32_t *first)
 	(void)n;
 	*first = LFPI_NIL;
 	return 0;
+}
+
+// registry.c's: only the child's handler (lfpi_cache_fork_child) asks,
+// which no test runs (the child has one thread).
+bool lfpi_cache_is_mine(const struct lfp_cache *c)
+{
+	(void)c;
+	RL_ASSERT(!"lfpi_cache_is_mine is not modelled");
+	return false;
 }
 
 namespace {
@@ -484,6 +508,92 @@ struct two_thieves : rl::test_suite<two_thieves, 2>, pool_base {
 	void after() { all_back(); }
 };
 
+// fork(2) while the owner works (fork.c's handlers, without their locks:
+// no test thread takes them). The forking thread raises the fork flag,
+// takes the cache as a thief would (lfpi_cache_fork_prepare), then does
+// what the child may do with a cache that was not busy at the fork: hand
+// out its slots (the child's copy of them is what the parent's memory
+// held; here they are the parent's, which must be as quiet); then gives
+// the cache back (lfpi_cache_fork_parent) and lowers the flag. The owner
+// allocates as lfp_alloc does (pool.c, pool_cache_miss): the cache, then
+// the lists (empty here), then it waits while a thief or the fork holds
+// the cache (bounded, for a fork) and looks again.
+// LATE: the fork lowers the flag only after the owner is done (an
+// atfork handler that waits for the owner's thread: its wait for the
+// fork gives up); then an owner that found its cache claimed, with the
+// fork the only taker, must see the flag up, or its wait would not be
+// bounded.
+template <int MEMBARRIER, bool LATE>
+struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
+	rl::atomic<int> done;
+
+	void before()
+	{
+		uint32_t retries = 0;
+
+		init(MEMBARRIER, true);
+		// Every slot in the cache, none on the lists: an owner that
+		// finds the cache held has to wait.
+		for (uint32_t i = 2; i < SLOTS; i++)
+			c->slots[i] = lfpi_stack_pop(&pool.free, &retries);
+		c->hot.top($).store(SLOTS << LFPI_TOP_SHIFT | SLOTS,
+				    rl::mo_relaxed);
+		done($).store(0, rl::mo_relaxed);
+	}
+	uint32_t alloc()
+	{
+		uint32_t idx, ctl = LFPI_CTL_OUT, retries = 0;
+		void *p = lfpi_cache_alloc_try(c);
+
+		if (p)
+			return (uint32_t)(static_cast<object *>(p) - objs);
+		while ((idx = lfpi_cache_pop(c, &ctl)) == LFPI_NIL) {
+			if ((idx = lfpi_depot_take_one(&pool.depot, &retries)) !=
+				    LFPI_NIL ||
+			    (idx = lfpi_stack_pop(&pool.free, &retries)) !=
+				    LFPI_NIL)
+				break;
+			if (LATE && (ctl & LFPI_CTL_STEAL))
+				RL_ASSERT(lfpi_cache_fork_busy());
+			if (!lfpi_cache_wait_thief(c, ctl))
+				break;
+			ctl = LFPI_CTL_OUT;
+		}
+		return idx;
+	}
+	void thread(unsigned id)
+	{
+		if (id == 0) {
+			for (int k = 0; k < 2; k++) {
+				uint32_t idx = alloc();
+
+				if (idx == LFPI_NIL)
+					continue;
+				RL_ASSERT(idx < SLOTS);
+				own(objs[idx]);
+				lfpi_cache_push(c, idx, 0);
+			}
+			done($).store(1, rl::mo_relaxed);
+			return;
+		}
+		lfpi_cache_fork_begin();
+		lfpi_cache_fork_prepare(&pool);
+		if (!c->fork_busy) {
+			uint32_t n = lfpi_cache_n(c);
+
+			for (uint32_t i = 0; i < n; i++) {
+				RL_ASSERT(c->slots[i] < SLOTS);
+				own(objs[c->slots[i]]);
+			}
+		}
+		lfpi_cache_fork_parent(&pool);
+		while (LATE && !done($).load(rl::mo_relaxed))
+			rl::yield(1, $);
+		lfpi_cache_fork_end();
+	}
+	void after() { all_back(); }
+};
+
 // A cache handed from one owner to the next (an explicit cache passed
 // on under a lock, as lfpool(7) allows, or one the registry gives again
 // with its slots): the first owner releases into it and hands it over;
@@ -533,9 +643,16 @@ int main(int argc, char **argv)
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
 		{"steal_seq_cst", 20000, lfpm_run<steal_seq_cst>, false},
 		{"handover", 20000, lfpm_run<handover>, true},
+		{"fork_membarrier", 20000,
+		 lfpm_run<fork_hold<LFPI_MB_SYSCALL, false>>, false},
+		{"fork_seq_cst", 20000, lfpm_run<fork_hold<0, false>>, false},
+		{"fork_late_membarrier", 20000,
+		 lfpm_run<fork_hold<LFPI_MB_SYSCALL, true>>, false},
+		{"fork_late_seq_cst", 20000, lfpm_run<fork_hold<0, true>>, false},
 	};
-	// The handshake, both halves, and the counts' reader; the lists'
-	// orders these reach are lists.cc's.
+	// The handshake, both halves, the counts' reader and the fork's
+	// hold (but its child's handler); the lists' orders these reach
+	// are lists.cc's.
 	static const char *const units[] = {
 		"include/lfpool/inline.h:lfpi_cache_enter_fast",
 		"include/lfpool/inline.h:lfpi_cache_pop_top",
@@ -550,20 +667,31 @@ int main(int argc, char **argv)
 		"src/cache/steal.c:lfpi_cache_fence_all",
 		"src/cache/steal.c:cache_steal_caches",
 		"src/cache/steal.c:cache_steal_round",
+		"src/cache/fork_wait.c:lfpi_cache_fork_begin",
+		"src/cache/fork_wait.c:lfpi_cache_fork_end",
+		"src/cache/fork_wait.c:lfpi_cache_fork_busy",
+		"src/cache/fork_wait.c:lfpi_cache_fork_wait",
+		"src/cache/fork_hold.c:lfpi_cache_fork_prepare",
+		"src/cache/fork_hold.c:lfpi_cache_fork_parent",
 	};
 	static const char shallow[] =
 		"a reader must see a count two stores stale, deeper than the "
 		"searches reach (tests pass either way at these bounds)";
+	static const char registry[] =
+		"it pairs with the registry's release CAS (registry.c, not "
+		"compiled here; publish() models it as a release store): a "
+		"stale read misses the cache's plain fields, which Relacy "
+		"does not watch, or reads its atomics as made before the "
+		"threads, which no test fails on";
 	static const lfpm_kept kept[] = {
 		{"lfpi_cache_push_top", LFPM_STORE, "release", "relaxed",
 		 shallow, true, "frees"},
 		{"cache_counts", LFPM_LOAD, "acquire", "relaxed", shallow, true,
 		 "frees"},
 		{"cache_steal_caches", LFPM_LOAD, "acquire", "relaxed",
-		 "it pairs with the registry's release CAS (registry.c, not "
-		 "compiled here; modelled as a release store, and a stale "
-		 "read of the new cache is beyond the searches)", true,
-		 nullptr},
+		 registry, true, nullptr},
+		{"lfpi_cache_fork_prepare", LFPM_LOAD, "acquire", "relaxed",
+		 registry, true, nullptr},
 	};
 
 	lfpm_fiber_local(&lfpi_cache_steals_held,
