@@ -407,8 +407,11 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 // counts_fold. Owner A takes two slots (hits) and a third (a miss whose
 // refill folds the five earlier allocations into allocs_base), then
 // hands the cache to owner B, whose first store of hot.top is a pop
-// (FIRST 1: lfpi_cache_pop_top), a push (2: lfpi_cache_push_top) or a
-// refill (3: the store of lfpi_cache_set_n that is not a fold's). A
+// (FIRST 1: lfpi_cache_pop_top), a push (2: lfpi_cache_push_top), a
+// refill (3: the store of lfpi_cache_set_n that is not a fold's), a
+// bulk pop (4: cache_popped), a bulk push (5: cache_pushed_run) or an
+// out-of-line push (6: cache_pushed, where the inline path sends a push
+// it cannot make, as for a full cache). A
 // store by B is in no release sequence of A's, so only its own release
 // carries the fold to a reader (with one owner, C11 puts the owner's
 // later stores of hot.top in the release sequence of its fold, and a
@@ -437,11 +440,11 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 	// Whether hot.top holds a value only B stores.
 	static bool by_b(uint64_t top)
 	{
-		if (FIRST == 1)
+		if (FIRST == 1 || FIRST == 4)
 			return top == word(1, 0);
-		if (FIRST == 2)
-			return top == word(4, 4);
-		return top == word(3, 2) || top == word(2, 1);
+		if (FIRST == 3)
+			return top == word(3, 2) || top == word(2, 1);
+		return top == word(4, 4);
 	}
 	void thread(unsigned id)
 	{
@@ -450,13 +453,13 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 
 			for (uint32_t k = 0; k < 3; k++)
 				idx[k] = take(); // 1|1 after the fold
-			if (FIRST == 1) {
+			if (FIRST == 1 || FIRST == 4) {
 				// B's hit takes the last slot: 1|0.
 				handed($).store(1, rl::mo_release);
 				for (uint32_t k = 0; k < 3; k++)
 					lfpi_stack_push(&pool.free, idx[k],
 							idx[k]);
-			} else if (FIRST == 2) {
+			} else if (FIRST != 3) {
 				lfpi_cache_push(c, idx[1], 0); // 2|2
 				lfpi_cache_push(c, idx[2], 0); // 3|3
 				given = idx[0];
@@ -474,8 +477,27 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 		} else if (id == 1) {
 			while (!handed($).load(rl::mo_acquire))
 				rl::yield(1, $);
+			uint32_t ctl, got;
+			void *obj;
+
 			if (FIRST == 2) {
 				lfpi_cache_push(c, given, 0);
+			} else if (FIRST == 4) {
+				RL_ASSERT(lfpi_cache_pop_run(c, &obj, 1) == 1);
+				got = (uint32_t)(uintptr_t)obj;
+				own(objs[got]);
+				lfpi_stack_push(&pool.free, got, got);
+			} else if (FIRST == 5 || FIRST == 6) {
+				// Marked free, as the callers do first.
+				gens[2 * given]($).store(
+					gens[2 * given]($).load(rl::mo_relaxed) + 1,
+					rl::mo_relaxed);
+				if (FIRST == 5) {
+					lfpi_cache_put_run(c, &given, 1);
+				} else {
+					ctl = lfpi_cache_enter(c);
+					lfpi_cache_put_slow(c, given, ctl);
+				}
 			} else {
 				uint32_t i = take();
 				lfpi_stack_push(&pool.free, i, i);
@@ -638,6 +660,12 @@ int main(int argc, char **argv)
 		{"fold_handover_push", 20000, lfpm_run<fold_handover<2>>, true},
 		{"fold_handover_refill", 20000, lfpm_run<fold_handover<3>>,
 		 true},
+		{"fold_handover_pop_run", 20000, lfpm_run<fold_handover<4>>,
+		 true},
+		{"fold_handover_put_run", 20000, lfpm_run<fold_handover<5>>,
+		 true},
+		{"fold_handover_put_slow", 20000, lfpm_run<fold_handover<6>>,
+		 true},
 		{"counts_fold", 20000, lfpm_run<counts_fold>, false},
 		// A thief waits for the other: its bounded search runs on.
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
@@ -663,6 +691,10 @@ int main(int argc, char **argv)
 		"src/cache/exchange.c:cache_counts",
 		"src/cache/exchange.c:lfpi_cache_set_n",
 		"src/cache/exchange.c:cache_fold",
+		"src/cache/exchange.c:cache_freed",
+		"src/cache/exchange.c:cache_popped",
+		"src/cache/exchange.c:cache_pushed",
+		"src/cache/exchange.c:cache_pushed_run",
 		"src/cache/steal.c:lfpi_cache_claim_steal",
 		"src/cache/steal.c:lfpi_cache_fence_all",
 		"src/cache/steal.c:cache_steal_caches",
@@ -688,6 +720,8 @@ int main(int argc, char **argv)
 		 shallow, true, "frees"},
 		{"cache_counts", LFPM_LOAD, "acquire", "relaxed", shallow, true,
 		 "frees"},
+		{"cache_freed", LFPM_STORE, "release", "relaxed", shallow, true,
+		 nullptr},
 		{"cache_steal_caches", LFPM_LOAD, "acquire", "relaxed",
 		 registry, true, nullptr},
 		{"lfpi_cache_fork_prepare", LFPM_LOAD, "acquire", "relaxed",
