@@ -620,10 +620,13 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 // on under a lock, as lfpool(7) allows, or one the registry gives again
 // with its slots): the first owner releases into it and hands it over;
 // the second's first operation takes nothing (without membarrier every
-// inline try misses) and leaves; a thief empties the cache meanwhile,
-// and must see the first owner's writes to the objects, which only the
-// second owner's release on leaving carries to it.
-struct handover : rl::test_suite<handover, 3>, pool_base {
+// inline try misses: an allocation's, or with PUSH a release's, as an
+// unchecked pool's lfp_cache_free_try makes it) and leaves; a thief
+// empties the cache meanwhile, and must see the first owner's writes to
+// the objects, which only the second owner's release on leaving carries
+// to it.
+template <bool PUSH>
+struct handover : rl::test_suite<handover<PUSH>, 3>, pool_base {
 	rl::atomic<int> handed;
 
 	void before()
@@ -639,7 +642,10 @@ struct handover : rl::test_suite<handover, 3>, pool_base {
 		} else if (id == 1) {
 			while (!handed($).load(rl::mo_acquire))
 				rl::yield(1, $);
-			RL_ASSERT(!lfpi_cache_alloc_try(c));
+			if (PUSH)
+				RL_ASSERT(lfpi_cache_push_try(c, 0) == 1);
+			else
+				RL_ASSERT(!lfpi_cache_alloc_try(c));
 		} else {
 			thief();
 		}
@@ -670,7 +676,8 @@ int main(int argc, char **argv)
 		// A thief waits for the other: its bounded search runs on.
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
 		{"steal_seq_cst", 20000, lfpm_run<steal_seq_cst>, false},
-		{"handover", 20000, lfpm_run<handover>, true},
+		{"handover", 20000, lfpm_run<handover<false>>, true},
+		{"handover_push", 20000, lfpm_run<handover<true>>, true},
 		{"fork_membarrier", 20000,
 		 lfpm_run<fork_hold<LFPI_MB_SYSCALL, false>>, false},
 		{"fork_seq_cst", 20000, lfpm_run<fork_hold<0, false>>, false},
@@ -686,6 +693,7 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_cache_pop_top",
 		"include/lfpool/inline.h:lfpi_cache_alloc_try",
 		"include/lfpool/inline.h:lfpi_cache_push_top",
+		"include/lfpool/inline.h:lfpi_cache_push_try",
 		"src/cache/exchange.c:lfpi_cache_enter",
 		"src/cache/exchange.c:lfpi_cache_leave",
 		"src/cache/exchange.c:cache_counts",
