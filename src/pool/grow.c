@@ -100,6 +100,15 @@ static void grow_abort(struct lfp_pool *pool)
 	abort();
 }
 
+/* A test-only fault, below: on in the harness's broken build
+ * (-DLFPI_FAULT_TRIM_RACE), and where the Relacy check
+ * (tests/relacy/pool.cc) defines it as its flag. */
+#ifdef LFPI_FAULT_TRIM_RACE
+#define GROW_FAULT_TRIM_RACE (LFPI_FAULT_TRIM_RACE)
+#else
+#define GROW_FAULT_TRIM_RACE 0
+#endif
+
 /*
  * Did a trim overlap the allocation's pops? lfp_trim makes trim_seq odd
  * before it takes the list (its pop_all is a release), so a pop that saw
@@ -113,11 +122,10 @@ static bool grow_trim_overlapped(struct lfp_pool *pool, struct lfpi_want *w)
 	 * which its slots are back on the free list. */
 	uint32_t seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
 
-#ifdef LFPI_FAULT_TRIM_RACE
 	/* Test-only fault: look only at whether a trim runs right now, which
 	 * misses one that ended between our last pop and this load. */
-	w->trim_seq = seq & ~1u;
-#endif
+	if (GROW_FAULT_TRIM_RACE)
+		w->trim_seq = seq & ~1u;
 	if (seq == w->trim_seq && !(seq & 1))
 		return false;
 	while (seq & 1) {

@@ -31,6 +31,8 @@ struct lfpi_want {
  */
 static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 {
+	/* Acquire: pairs with the release store that ends lfp_trim, so an
+	 * allocation that begins after a trim finds its slots back. */
 	w->trim_seq = atomic_load_explicit(&pool->trim_seq, memory_order_acquire);
 	w->attempt = 0;
 	/* Acquire: pairs with the increment in rcu_wake (rcu.c), which

@@ -53,7 +53,7 @@ static _Atomic(uint64_t) *trim_ctor_table(struct lfp_pool *pool)
 	if (t || !pool->ctor)
 		return t;
 	/* Anonymous memory reads as zeroes: every word starts at 0. */
-	t = trim_map(trim_table_bytes(pool));
+	t = (_Atomic(uint64_t) *)trim_map(trim_table_bytes(pool));
 	/* Release: pairs with the acquire load in lfpi_trim_reborn. */
 	if (t)
 		atomic_store_explicit(&pool->ctor_due, t, memory_order_release);
@@ -198,7 +198,7 @@ static size_t trim_locked(struct lfp_pool *pool)
 	uint32_t chain, last, mags, bump;
 	uint64_t *bits;
 
-	if ((pool->ctor && !due) || !(bits = trim_map(bits_size)))
+	if ((pool->ctor && !due) || !(bits = (uint64_t *)trim_map(bits_size)))
 		return 0;
 	/* Relaxed: published by the release in lfpi_stack_pop_all. Only
 	 * trims write it, and they hold grow_lock. */
@@ -216,7 +216,8 @@ static size_t trim_locked(struct lfp_pool *pool)
 	if (chain != LFPI_NIL)
 		lfpi_stack_push(&pool->free, chain, last);
 	/* Release: pairs with the acquire loads in lfpi_want_init and
-	 * lfpi_exhausted; the chains are back before a waiter looks. */
+	 * lfpi_exhausted (grow.c), and in bare.c's count of live slots; the
+	 * chains are back before a waiter looks (tests/relacy/pool.cc). */
 	atomic_store_explicit(&pool->trim_seq, seq + 2, memory_order_release);
 	munmap(bits, bits_size);
 	return bytes;
