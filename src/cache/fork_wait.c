@@ -24,7 +24,7 @@ LFPI_TLS uint32_t lfpi_cache_steals_held;
  * fork and then looks here sees the flag up: the flag is raised before
  * the fork's claims, whose release CAS (lfpi_cache_claim_steal) pairs
  * with the acquire load of ctl by which the owner found it
- * (lfpi_cache_enter); tests/relacy/cache.cc, fork_late_*, asserts it.
+ * (lfpi_cache_enter); tests/relacy/cache.cc asserts it (fork_hold).
  * A thread that learnt of the fork otherwise (a thief's failed claim,
  * a poll of ctl) only polls the flag again, which needs the flag to
  * become visible, not an order; and once it sees the flag down, it
