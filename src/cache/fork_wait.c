@@ -22,8 +22,8 @@ LFPI_TLS uint32_t lfpi_cache_steals_held;
  * Non-zero while a fork holds every cache (lfpi_cache_fork_begin/end).
  * Every access is relaxed. An owner that finds its cache claimed by the
  * fork and then looks here sees the flag up: the flag is raised before
- * the fork's claims, whose release CAS (lfpi_cache_claim_steal) pairs
- * with the acquire load of ctl by which the owner found it
+ * the fork's claims, whose CAS (lfpi_cache_claim_steal: seq_cst, so a
+ * release) pairs with the acquire load of ctl by which the owner found it
  * (lfpi_cache_enter); tests/relacy/cache.cc asserts it (fork_hold).
  * A thread that learnt of the fork otherwise (a thief's failed claim,
  * a poll of ctl) only polls the flag again, which needs the flag to

@@ -50,13 +50,13 @@ static int lfpm_sched_yield()
 #define sched_yield lfpm_sched_yield
 
 // The clock of fork_wait.c's bounded waits (for a fork, and a fork's for
-// a thief): a millisecond passes at each reading, so a wait gives up
-// after LFPI_CACHE_FORK_WAIT_MS looks.
+// a thief): 0.1 ms passes at each reading, so a wait gives up after ten
+// looks per millisecond of LFPI_CACHE_FORK_WAIT_MS.
 #include <time.h>
 static uint64_t lfpm_now_ns;
 static int lfpm_clock_gettime(struct timespec *ts)
 {
-	lfpm_now_ns += 1000000;
+	lfpm_now_ns += 100000;
 	ts->tv_sec = (time_t)(lfpm_now_ns / 1000000000u);
 	ts->tv_nsec = (long)(lfpm_now_ns % 1000000000u);
 	return 0;
@@ -539,7 +539,8 @@ struct two_thieves : rl::test_suite<two_thieves, 2>, pool_base {
 // the cache back (lfpi_cache_fork_parent) and lowers the flag. The owner
 // allocates as lfp_alloc does (pool.c, pool_cache_miss): the cache, then
 // the lists (empty here), then it waits while a thief or the fork holds
-// the cache (bounded, for a fork) and looks again.
+// the cache (bounded, for a fork) and looks again: it gets a slot every
+// time (a wait that gave up, or never waited, would end in a NULL).
 // LATE: the fork lowers the flag only after the owner is done (an
 // atfork handler that waits for the owner's thread: its wait for the
 // fork gives up); then an owner that found its cache claimed, with the
@@ -589,7 +590,9 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 			for (int k = 0; k < 2; k++) {
 				uint32_t idx = alloc();
 
-				if (idx == LFPI_NIL)
+				// The fork ends without waiting for us: ours is
+				// a slot once it let go, never a NULL.
+				if (LATE && idx == LFPI_NIL)
 					continue;
 				RL_ASSERT(idx < SLOTS);
 				own(objs[idx]);
