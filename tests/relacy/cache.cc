@@ -338,7 +338,8 @@ struct counts_reader : rl::test_suite<counts_reader, 2>, pool_base {
 // fold's sequence (cache_fold), and whose own move does not fold;
 // it releases one, takes it again (a hit) and releases all three.
 // hot.top is 5|2, 5|1 or 5|0 before the fold (high part|slots), and
-// any other value after it (1|1 at once; 5|4 at the end). The
+// any other value after it (2|2 from the fold's own store, 1|1 after
+// the miss's take, 5|4 at the end). The
 // reader loads hot.top, relaxed, then counts, twice: once it has seen a
 // top from after the fold, any later reading must include the five (a
 // reading that took allocs_base from before the fold and hot.top from
@@ -416,8 +417,8 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 // carries the fold to a reader (with one owner, C11 puts the owner's
 // later stores of hot.top in the release sequence of its fold, and a
 // reader acquires the fold from a relaxed one). The reader waits for
-// one of B's values of hot.top (relaxed), then counts: the fold must
-// be in the count.
+// one of B's values of hot.top (relaxed, up to 128 looks: B comes after
+// all of A's work), then counts: the fold must be in the count.
 template <int FIRST>
 struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 	static constexpr uint64_t EARLIER = 3, FOLDED = EARLIER + 2;
@@ -452,7 +453,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 			uint32_t idx[4];
 
 			for (uint32_t k = 0; k < 3; k++)
-				idx[k] = take(); // 1|1 after the fold
+				idx[k] = take(); // the fold 2|2, then 1|1
 			if (FIRST == 1 || FIRST == 4) {
 				// B's hit takes the last slot: 1|0.
 				handed($).store(1, rl::mo_release);
@@ -505,7 +506,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 		} else {
 			bool seen = false;
 
-			for (int k = 0; k < 32 && !seen; k++) {
+			for (int k = 0; k < 128 && !seen; k++) {
 				seen = by_b(atomic_load_explicit(
 					&c->hot.top, memory_order_relaxed));
 				if (!seen)
@@ -523,7 +524,8 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 // Two thieves at once, the owner idle: only one may hold the cache
 // (lfpi_cache_claim_steal), the other waits for it to let go and looks
 // again. Two that emptied it together would give its slots to the depot
-// twice, and two threads would own one object.
+// twice, and two threads would own one object. (The wait runs in
+// almost every execution, but nothing here fails without it.)
 struct two_thieves : rl::test_suite<two_thieves, 2>, pool_base {
 	void before() { init(LFPI_MB_SYSCALL, true); }
 	void thread(unsigned) { thief(); }

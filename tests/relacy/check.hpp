@@ -105,9 +105,15 @@ void lfpm_fiber_local(void *word, size_t size)
 		lfpm_local{static_cast<unsigned char *>(word), size};
 }
 
+/* Relacy calls a test's before() in the fiber of the execution's first
+ * thread, whose words are live then: they start at zero too (else that
+ * thread would start with what it left in an execution before, one that
+ * failed or Relacy's replay of it). */
 void lfpm_fiber_locals_begin(void)
 {
 	lfpm_nfibers = 0;
+	for (size_t i = 0; i < lfpm_nlocals; i++)
+		memset(lfpm_locals[i].word, 0, lfpm_locals[i].size);
 }
 
 static lfpm_fiber *lfpm_fiber_of(const void *key)
