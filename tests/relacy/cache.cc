@@ -38,30 +38,9 @@ static long lfpm_syscall(const char *file, int line, const char *func,
 }
 #define syscall(...) lfpm_syscall(__FILE__, __LINE__, __func__, __VA_ARGS__)
 
-// sched_yield(2), where a reader or a thief waits for another thread: a
-// yield to Relacy's scheduler, which may then run the thread waited for
-// (else the bounded search, out of preemptions, reports a livelock).
-#include <sched.h>
-static int lfpm_sched_yield()
-{
-	rl::yield(1, $);
-	return 0;
-}
-#define sched_yield lfpm_sched_yield
-
 // The clock of fork_wait.c's bounded waits (for a fork, and a fork's for
-// a thief): 0.1 ms passes at each reading, so a wait gives up after ten
-// looks per millisecond of LFPI_CACHE_FORK_WAIT_MS.
-#include <time.h>
-static uint64_t lfpm_now_ns;
-static int lfpm_clock_gettime(struct timespec *ts)
-{
-	lfpm_now_ns += 100000;
-	ts->tv_sec = (time_t)(lfpm_now_ns / 1000000000u);
-	ts->tv_nsec = (long)(lfpm_now_ns % 1000000000u);
-	return 0;
-}
-#define clock_gettime(clock, ts) lfpm_clock_gettime(ts)
+// a thief; check.hpp): 0.1 ms passes at each reading (init), so a wait
+// gives up after ten looks per millisecond of LFPI_CACHE_FORK_WAIT_MS.
 
 // The allocations out of slots[] that make a move fold the count (2^50
 // in the library); counts_fold and fold_handover lower it, so that a
@@ -103,19 +82,7 @@ namespace {
 
 constexpr uint32_t SLOTS = 4, CACHE_SIZE = 4, BATCH = 2, MAGS = 4;
 
-struct alignas(256) object {
-	rl::var<int> payload;
-	rl::atomic<int> owned;
-};
-
-// What an owner of slot i does with its object (as in lists.cc).
-void own(object &o)
-{
-	RL_ASSERT(o.owned($).exchange(1, rl::mo_relaxed) == 0);
-	int v = o.payload($);
-	o.payload($) = v + 1;
-	o.owned($).store(0, rl::mo_relaxed);
-}
+typedef lfpm_object object;
 
 // A pool of SLOTS objects, laid out by hand as lfp_create would (only
 // what the cache layer reads), with one cache owned by thread 0 holding
@@ -138,6 +105,8 @@ struct pool_base {
 	{
 		lfpi_cache_membarrier = membarrier;
 		lfpm_cache_fold = UINT64_C(1) << 50;
+		lfpm_now_ns = 0;
+		lfpm_clock_step = 100000;
 		lfpm_light_barrier =
 			membarrier ? "lfpi_cache_enter_fast" : nullptr;
 		lfpi_stack_init(&pool.free, links, sizeof(links[0]));
@@ -173,6 +142,24 @@ struct pool_base {
 		// The owner's thread makes and publishes it (publish).
 		publish_fields();
 		pool.caches($).store(c, rl::mo_relaxed);
+	}
+
+	// The start of counts_fold and fold_handover: the cache has folded
+	// counts before (3 earlier allocations out of slots[] counted in
+	// hot.top: its high part 5, two slots in it), and the fold's
+	// threshold is lowered so that a refill's move folds (7
+	// allocations out of slots[] by then, counting the two refilled)
+	// and a miss's does not (1). No thief calls membarrier(2) there:
+	// the owner's barrier is the compiler barrier alone, as on the
+	// machine.
+	static constexpr uint64_t EARLIER = 3, FOLDED = EARLIER + 2;
+	void init_folding()
+	{
+		init(LFPI_MB_SYSCALL, true);
+		lfpm_light_barrier = nullptr;
+		c->hot.top($).store(FOLDED << LFPI_TOP_SHIFT | 2,
+				    rl::mo_relaxed);
+		lfpm_cache_fold = FOLDED + 1;
 	}
 
 	// What lfpi_cache_register writes into a new cache: the atomics
@@ -221,7 +208,7 @@ struct pool_base {
 			else if ((idx = lfpi_cache_pop(c, &ctl)) == LFPI_NIL)
 				continue;
 			RL_ASSERT(idx < SLOTS);
-			own(objs[idx]);
+			lfpm_own(objs[idx]);
 			lfpi_cache_push(c, idx, 0);
 		}
 	}
@@ -237,7 +224,7 @@ struct pool_base {
 		else
 			idx = lfpi_cache_pop(c, &ctl);
 		RL_ASSERT(idx < SLOTS);
-		own(objs[idx]);
+		lfpm_own(objs[idx]);
 		return idx;
 	}
 
@@ -256,7 +243,7 @@ struct pool_base {
 			taken[n++] = idx;
 		for (uint32_t i = 0; i < n; i++) {
 			RL_ASSERT(taken[i] < SLOTS);
-			own(objs[taken[i]]);
+			lfpm_own(objs[taken[i]]);
 			lfpi_stack_push(&pool.free, taken[i], taken[i]);
 		}
 	}
@@ -347,21 +334,9 @@ struct counts_reader : rl::test_suite<counts_reader, 2>, pool_base {
 // seven allocations (one that took them the other way round counts them
 // twice); and none is lower than the one before.
 struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
-	static constexpr uint64_t EARLIER = 3, FOLDED = EARLIER + 2,
-				  ALL = EARLIER + 4;
+	static constexpr uint64_t ALL = EARLIER + 4;
 
-	void before()
-	{
-		init(LFPI_MB_SYSCALL, true);
-		// No thief calls membarrier(2) here: the owner's barrier is
-		// the compiler barrier alone, as on the machine.
-		lfpm_light_barrier = nullptr;
-		c->hot.top($).store(FOLDED << LFPI_TOP_SHIFT | 2,
-				    rl::mo_relaxed);
-		// The refill's move folds (7 allocations out of slots[] by
-		// then, counting the two refilled); the miss's does not (1).
-		lfpm_cache_fold = FOLDED + 1;
-	}
+	void before() { init_folding(); }
 	void thread(unsigned id)
 	{
 		if (id == 0) {
@@ -421,17 +396,12 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 // all of A's work), then counts: the fold must be in the count.
 template <int FIRST>
 struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
-	static constexpr uint64_t EARLIER = 3, FOLDED = EARLIER + 2;
 	rl::atomic<int> handed;
 	uint32_t given;
 
 	void before()
 	{
-		init(LFPI_MB_SYSCALL, true);
-		lfpm_light_barrier = nullptr;
-		c->hot.top($).store(FOLDED << LFPI_TOP_SHIFT | 2,
-				    rl::mo_relaxed);
-		lfpm_cache_fold = FOLDED + 1;
+		init_folding();
 		handed($).store(0, rl::mo_relaxed);
 	}
 	static uint64_t word(uint64_t high, uint64_t n)
@@ -486,7 +456,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 			} else if (FIRST == 4) {
 				RL_ASSERT(lfpi_cache_pop_run(c, &obj, 1) == 1);
 				got = (uint32_t)(uintptr_t)obj;
-				own(objs[got]);
+				lfpm_own(objs[got]);
 				lfpi_stack_push(&pool.free, got, got);
 			} else if (FIRST == 5 || FIRST == 6) {
 				// Marked free, as the callers do first.
@@ -597,7 +567,7 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 				if (LATE && idx == LFPI_NIL)
 					continue;
 				RL_ASSERT(idx < SLOTS);
-				own(objs[idx]);
+				lfpm_own(objs[idx]);
 				lfpi_cache_push(c, idx, 0);
 			}
 			done($).store(1, rl::mo_relaxed);
@@ -610,7 +580,7 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 
 			for (uint32_t i = 0; i < n; i++) {
 				RL_ASSERT(c->slots[i] < SLOTS);
-				own(objs[c->slots[i]]);
+				lfpm_own(objs[c->slots[i]]);
 			}
 		}
 		lfpi_cache_fork_parent(&pool);

@@ -44,6 +44,61 @@
 
 #include "stdatomic.h"
 
+/*
+ * sched_yield(2), where a unit waits for another thread: a yield to
+ * Relacy's scheduler, which may then run the thread waited for (else the
+ * bounded search, out of preemptions, reports a livelock). After a
+ * yield, Relacy lets a thread read no value it read before when a newer
+ * one exists (so that a spin ends): a test that must see a load after a
+ * wait read stale sets lfpm_yield_real false, and runs in the random
+ * search only, whose scheduler switches threads at any step anyway.
+ */
+#include <sched.h>
+inline bool lfpm_yield_real = true;
+static inline int lfpm_sched_yield()
+{
+	if (lfpm_yield_real)
+		rl::yield(1, $);
+	return 0;
+}
+#define sched_yield lfpm_sched_yield
+
+/* clock_gettime(2), for the units' bounded waits: lfpm_clock_step
+ * nanoseconds pass at each reading (a check sets the step, and sets
+ * lfpm_now_ns to 0 for each execution). */
+#include <time.h>
+inline uint64_t lfpm_now_ns, lfpm_clock_step = 1000;
+static inline int lfpm_clock_gettime(struct timespec *ts)
+{
+	lfpm_now_ns += lfpm_clock_step;
+	ts->tv_sec = (time_t)(lfpm_now_ns / 1000000000u);
+	ts->tv_nsec = (long)(lfpm_now_ns % 1000000000u);
+	return 0;
+}
+#define clock_gettime(clock, ts) lfpm_clock_gettime(ts)
+
+/* An object of the pools the checks lay out, 256 bytes (so that the
+ * exact division of the inline paths is a shift): what its owner writes,
+ * and who owns it. */
+struct alignas(256) lfpm_object {
+	rl::var<int> payload;
+	rl::atomic<int> owned;
+};
+
+/*
+ * What a thread does with an object (or a node) it owns: claim it (a
+ * second owner fails here, whatever the orders: the exchanges on one
+ * word are totally ordered), read and write its payload (a race unless
+ * the last owner's writes happen before), let it go.
+ */
+template <typename T> static inline void lfpm_own(T &o)
+{
+	RL_ASSERT(o.owned($).exchange(1, rl::mo_relaxed) == 0);
+	int v = o.payload($);
+	o.payload($) = v + 1;
+	o.owned($).store(0, rl::mo_relaxed);
+}
+
 lfpm_site lfpm_sites[LFPM_SITES_MAX];
 size_t lfpm_nsites;
 
@@ -235,6 +290,7 @@ template <typename T> struct lfpm_with_statics : T {
 	{
 		lfpm_statics_begin();
 		lfpm_fiber_locals_begin();
+		lfpm_yield_real = true;
 		T::before();
 	}
 	void after()

@@ -33,16 +33,10 @@ struct node {
 
 constexpr uint32_t NODES = 3;
 
-// What an owner does with a node: claim it (a second owner fails here,
-// whatever the orders: the exchanges on one word are totally ordered),
-// read and write its payload (a race unless the last owner's writes
-// happen before), let it go.
+// What an owner does with a node: check.hpp's lfpm_own.
 void own(node &n)
 {
-	RL_ASSERT(n.owned($).exchange(1, rl::mo_relaxed) == 0);
-	int v = n.payload($);
-	n.payload($) = v + 1;
-	n.owned($).store(0, rl::mo_relaxed);
+	lfpm_own(n);
 }
 
 struct stack_base {
@@ -394,10 +388,7 @@ struct depot_readers : rl::test_suite<depot_readers, 2>, depot_base {
 // library's own paths push slots onto it (the shared path, deferred
 // releases) and take it whole (lfp_trim). Objects of 256 bytes, so that
 // the exact division of lfpi_bare_free is a shift.
-struct alignas(256) bare_obj {
-	rl::var<int> payload;
-	rl::atomic<int> owned;
-};
+typedef lfpm_object bare_obj;
 
 struct bare_handoff : rl::test_suite<bare_handoff, 3> {
 	bare_obj objs[NODES];
@@ -427,13 +418,7 @@ struct bare_handoff : rl::test_suite<bare_handoff, 3> {
 		}
 	}
 
-	static void use(bare_obj &o)
-	{
-		RL_ASSERT(o.owned($).exchange(1, rl::mo_relaxed) == 0);
-		int v = o.payload($);
-		o.payload($) = v + 1;
-		o.owned($).store(0, rl::mo_relaxed);
-	}
+	static void use(bare_obj &o) { lfpm_own(o); }
 
 	void thread(unsigned id)
 	{

@@ -16,35 +16,10 @@
 static bool lfpm_fault_trim_race;
 #define LFPI_FAULT_TRIM_RACE lfpm_fault_trim_race
 
-// sched_yield(2), where a reader waits for a trim: a yield to Relacy's
-// scheduler, which may then run the trim. After a yield, Relacy lets a
-// thread read no value it read before when a newer one exists (so that
-// a spin ends): a test that must see a load after the wait read stale
-// turns it off, and runs in the random search only, whose scheduler
-// switches threads at any step anyway.
-#include <sched.h>
-static bool lfpm_yield_real = true;
-static int lfpm_sched_yield()
-{
-	if (lfpm_yield_real)
-		rl::yield(1, $);
-	return 0;
-}
-#define sched_yield lfpm_sched_yield
-
-// bare.c's clock, for its bounded wait (1 ms) for a trim: a microsecond
-// passes at each reading, so the reader gives up after a thousand looks,
-// beyond what the searches run; a trim is never seen as too long.
-#include <time.h>
-static uint64_t lfpm_now_ns;
-static int lfpm_clock_gettime(struct timespec *ts)
-{
-	lfpm_now_ns += 1000;
-	ts->tv_sec = (time_t)(lfpm_now_ns / 1000000000u);
-	ts->tv_nsec = (long)(lfpm_now_ns % 1000000000u);
-	return 0;
-}
-#define clock_gettime(clock, ts) lfpm_clock_gettime(ts)
+// bare.c's bounded wait (1 ms) for a trim, on check.hpp's clock: a
+// microsecond passes at each reading (init), so the reader gives up
+// after a thousand looks, beyond what the searches run; a trim is never
+// seen as too long.
 
 #include "lists/stack.c"
 #include "lists/depot.c"
@@ -103,19 +78,7 @@ constexpr uint32_t SLOTS = 3;
 
 // A 4 KiB page's worth of objects would let a trim give a page back:
 // these are 256 bytes, three in all, on no whole page of their own.
-struct alignas(256) object {
-	rl::var<int> payload;
-	rl::atomic<int> owned;
-};
-
-// What an owner of slot i does with its object (as in lists.cc).
-void own(object &o)
-{
-	RL_ASSERT(o.owned($).exchange(1, rl::mo_relaxed) == 0);
-	int v = o.payload($);
-	o.payload($) = v + 1;
-	o.owned($).store(0, rl::mo_relaxed);
-}
+typedef lfpm_object object;
 
 // A bare pool of SLOTS objects (4-byte links, no generations, no
 // caches), laid out by hand as lfp_create would (only what the units
@@ -147,6 +110,7 @@ struct pool_base {
 			lfpi_stack_push(&pool.free, i, i);
 		}
 		lfpm_now_ns = 0;
+		lfpm_clock_step = 1000;
 	}
 
 	~pool_base()
@@ -228,14 +192,10 @@ struct trim_alloc : rl::test_suite<trim_alloc<WHEN, YIELD>, WHEN ? 2 : 3>,
 		uint32_t idx = alloc();
 
 		RL_ASSERT(idx < SLOTS);
-		own(objs[idx]);
+		lfpm_own(objs[idx]);
 		lfpi_stack_push(&pool.free, idx, idx);
 	}
-	void after()
-	{
-		all_back();
-		lfpm_yield_real = true;
-	}
+	void after() { all_back(); }
 };
 
 // lfp_stats' count of a bare pool's live objects while a trim has the
@@ -292,7 +252,7 @@ struct count_push : rl::test_suite<count_push, 2>, pool_base {
 	void thread(unsigned id)
 	{
 		if (id == 0) {
-			own(objs[0]);
+			lfpm_own(objs[0]);
 			lfpi_stack_push(&pool.free, 0, 0);
 			return;
 		}
