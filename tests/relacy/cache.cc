@@ -3,8 +3,10 @@
 // The owner/thief handshake on the C11 memory model: a cache's owner
 // enters and leaves operations (lfpool.h's inline path, include/lfpool/
 // inline.h, and the out-of-line one, src/cache/exchange.c) while a thief
-// empties the cache when it finds the owner idle (src/cache/steal.c),
-// their own source compiled through stdatomic.h here.
+// empties the cache when it finds the owner idle (src/cache/steal.c), or
+// a fork holds it (src/cache/fork_hold.c, fork_wait.c), or a reader
+// counts it (exchange.c, cache_counts), across folds of the count and a
+// change of owner; their own source compiled through stdatomic.h here.
 //
 // The handshake is Dekker's: the owner stores active, then loads ctl; the
 // thief sets STEAL in ctl, then loads active. Each needs its store ordered
@@ -17,7 +19,7 @@
 // signal fence and at the thief's call allow. So the check models it as
 // such: the signal fence in lfpi_cache_enter_fast is a seq_cst fence, and
 // membarrier(2) a seq_cst fence in the thief (what is assumed, here and
-// in README.md's "Proven" section).
+// in README.md's "Checked on the C11 memory model").
 #include <sys/syscall.h>
 #include <unistd.h>
 

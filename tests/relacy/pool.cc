@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 		// Its wait does not yield: random search only.
 		{"trim_alloc_wait", 20000, lfpm_run<trim_alloc<1, false>>,
 		 true},
-		// Three threads: its bounded search takes minutes.
+		// Three threads: random search only, as cache.cc's are.
 		{"trim_alloc", 20000, lfpm_run<trim_alloc<0>>, true},
 	};
 	static const char *const units[] = {
