@@ -206,6 +206,7 @@ void lfpm_longjmp(struct __jmp_buf_tag env[1], int val)
 }
 
 const char *lfpm_light_barrier;
+bool lfpm_fresh_now;
 int lfpm_weak_site = -1;
 rl::memory_order lfpm_weak_order;
 bool lfpm_census;

@@ -119,13 +119,25 @@ void lfpm_static_add(void *atomic, lfpm_static_fn begin, lfpm_static_fn end);
 void lfpm_statics_begin(void);
 void lfpm_statics_end(void);
 
+/*
+ * Whether the atomics made now are in fresh memory (lfpm_fresh): each
+ * holds no value until the library stores one (an atomic_init), as a
+ * mapping the library fills and then publishes. A load that may read
+ * from before that store, because no order carried the store to its
+ * thread, is Relacy's "access to uninitialized variable": that is how a
+ * check catches a missing acquire or release of a publication whose
+ * plain fields Relacy does not watch, through the atomics beside them.
+ */
+extern bool lfpm_fresh_now;
+
 template <typename T> struct lfpm_atomic {
 	alignas(rl::atomic<T>) unsigned char raw[sizeof(rl::atomic<T>)];
 	T init;
 	bool live;
+	bool fresh;
 
 	lfpm_atomic() : lfpm_atomic(T()) {}
-	lfpm_atomic(T v) : init(v), live(false)
+	lfpm_atomic(T v) : init(v), live(false), fresh(lfpm_fresh_now)
 	{
 		if (rl::is_ctx())
 			begin(this);
@@ -156,7 +168,10 @@ template <typename T> struct lfpm_atomic {
 
 		/* An execution that failed did not end it: its context is
 		 * gone with the execution, so only make it anew. */
-		new (a->raw) rl::atomic<T>(a->init);
+		if (a->fresh)
+			new (a->raw) rl::atomic<T>();
+		else
+			new (a->raw) rl::atomic<T>(a->init);
 		a->live = true;
 	}
 	static void end(void *p)
@@ -167,6 +182,16 @@ template <typename T> struct lfpm_atomic {
 		a->live = false;
 	}
 };
+
+/* A T made in fresh memory at mem, inside an execution: its plain fields
+ * zero (mmap's pages), its atomics holding nothing yet. */
+template <typename T> T *lfpm_fresh(void *mem)
+{
+	lfpm_fresh_now = true;
+	T *p = new (mem) T();
+	lfpm_fresh_now = false;
+	return p;
+}
 
 #define _Atomic(T) lfpm_atomic<T>
 /* The library's thread-local words: each simulated thread has its own
