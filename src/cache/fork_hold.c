@@ -113,7 +113,14 @@ void lfpi_cache_fork_child(struct lfp_pool *pool)
 	bool covered = false, mine;
 
 	lfpi_cache_steals_held--;
-	/* Acquire: pairs with the release CAS that published each cache. */
+	/*
+	 * Acquire: pairs with the release CAS that published each cache.
+	 * Unchecked on the C11 model: C11 has no fork, and the child has one
+	 * thread. The child's memory is the parent's at the fork, where a
+	 * cache's publisher made its fields visible before the head (its
+	 * release), and nothing changes them in the child, so a relaxed load
+	 * would read the same; the acquire is the walkers' pattern, kept.
+	 */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = c->reg_next) {
 		covered = covered || c == pool->fork_caches;

@@ -209,8 +209,9 @@ struct pool_base {
 
 	// The owner: take a slot (the inline path, else the out-of-line
 	// one, which keeps off while a thief holds the cache), use it and
-	// give it back (inline, else out of line).
-	void owner(int rounds)
+	// give it back (inline, else out of line; with put, as lfp_free
+	// and the handles do: marked free, then lfpi_cache_put).
+	void owner(int rounds, bool put = false)
 	{
 		for (int k = 0; k < rounds; k++) {
 			uint32_t idx, ctl = LFPI_CTL_OUT;
@@ -222,8 +223,21 @@ struct pool_base {
 				continue;
 			RL_ASSERT(idx < SLOTS);
 			lfpm_own(objs[idx]);
-			lfpi_cache_push(c, idx, 0);
+			if (put) {
+				mark_free(idx);
+				lfpi_cache_put(c, idx);
+			} else {
+				lfpi_cache_push(c, idx, 0);
+			}
 		}
+	}
+
+	// Slot idx marked free (its generation moved), as a release does
+	// before it puts the slot in a cache.
+	void mark_free(uint32_t idx)
+	{
+		gens[2 * idx]($).store(gens[2 * idx]($).load(rl::mo_relaxed) + 1,
+				       rl::mo_relaxed);
 	}
 
 	// The owner takes a slot (a hit, else a miss) and uses it.
@@ -400,8 +414,8 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 // refill (3: the store of lfpi_cache_set_n that is not a fold's), a
 // bulk pop (4: cache_popped), a bulk push (5: cache_pushed_run) or an
 // out-of-line push (6: cache_pushed, where the inline path sends a push
-// it cannot make, as for a full cache). A
-// store by B is in no release sequence of A's, so only its own release
+// it cannot make, as for a full cache) or the library's own push (7:
+// lfpi_cache_put, as lfp_free and the handles make it). A store by B is in no release sequence of A's, so only its own release
 // carries the fold to a reader (with one owner, C11 puts the owner's
 // later stores of hot.top in the release sequence of its fold, and a
 // reader acquires the fold from a relaxed one). The reader waits for
@@ -471,13 +485,13 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 				got = (uint32_t)(uintptr_t)obj;
 				lfpm_own(objs[got]);
 				lfpi_stack_push(&pool.free, got, got);
-			} else if (FIRST == 5 || FIRST == 6) {
+			} else if (FIRST >= 5) {
 				// Marked free, as the callers do first.
-				gens[2 * given]($).store(
-					gens[2 * given]($).load(rl::mo_relaxed) + 1,
-					rl::mo_relaxed);
+				mark_free(given);
 				if (FIRST == 5) {
 					lfpi_cache_put_run(c, &given, 1);
+				} else if (FIRST == 7) {
+					lfpi_cache_put(c, given);
 				} else {
 					ctl = lfpi_cache_enter(c);
 					lfpi_cache_put_slow(c, given, ctl);
@@ -604,6 +618,21 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 	void after() { all_back(); }
 };
 
+// The handshake with membarrier(2), the owner releasing as lfp_free and
+// the handles do out of line (lfpi_cache_put, cache.h), its cache in the
+// registry from the start.
+struct steal_put : rl::test_suite<steal_put, 2>, pool_base {
+	void before() { init(LFPI_MB_SYSCALL, true); }
+	void thread(unsigned id)
+	{
+		if (id == 0)
+			owner(1, true);
+		else
+			thief();
+	}
+	void after() { all_back(); }
+};
+
 // A fork while the owner's thread makes and publishes its cache, as a
 // first lfp_alloc does: the fork's handlers find the registry's head
 // empty, or the cache with its atomics stored (a stale read of one is
@@ -672,6 +701,8 @@ int main(int argc, char **argv)
 		{"counts_reader", 20000, lfpm_run<counts_reader>, false},
 		{"steal_membarrier", 20000, lfpm_run<steal_membarrier>, false},
 		{"fork_publish", 20000, lfpm_run<fork_publish>, false},
+		// Its bounded search takes 10 s: random search only.
+		{"steal_put", 20000, lfpm_run<steal_put>, true},
 		// Three threads: their bounded search takes minutes.
 		{"fold_handover_pop", 20000, lfpm_run<fold_handover<1>>, true},
 		{"fold_handover_push", 20000, lfpm_run<fold_handover<2>>, true},
@@ -683,6 +714,7 @@ int main(int argc, char **argv)
 		 true},
 		{"fold_handover_put_slow", 20000, lfpm_run<fold_handover<6>>,
 		 true},
+		{"fold_handover_put", 20000, lfpm_run<fold_handover<7>>, true},
 		{"counts_fold", 20000, lfpm_run<counts_fold>, false},
 		// A thief waits for the other: its bounded search runs on.
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
@@ -705,6 +737,7 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_cache_alloc_try",
 		"include/lfpool/inline.h:lfpi_cache_push_top",
 		"include/lfpool/inline.h:lfpi_cache_push_try",
+		"src/cache/cache.h:lfpi_cache_put",
 		"src/cache/exchange.c:lfpi_cache_enter",
 		"src/cache/exchange.c:lfpi_cache_leave",
 		"src/cache/exchange.c:cache_counts",
@@ -735,6 +768,8 @@ int main(int argc, char **argv)
 		 "frees"},
 		{"cache_freed", LFPM_STORE, "release", "relaxed", shallow, true,
 		 nullptr},
+		{"lfpi_cache_put", LFPM_STORE, "release", "relaxed", shallow,
+		 true, "frees"},
 	};
 
 	lfpm_fiber_local(&lfpi_cache_steals_held,

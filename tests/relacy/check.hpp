@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -448,26 +449,17 @@ static void lfpm_body(const std::string &t, const std::string &func,
 }
 
 /*
- * The lines of unit ("path" under the source tree, or "path:function")
- * where an atomic call names an order that is not relaxed: the census
- * must have reached each. The calls are C11's (atomic_*_explicit,
- * atomic_thread_fence) and lfpool/hot.h's (LFPI_H_LOAD, _STORE, _CAS,
- * whose orders are bare words).
+ * Each atomic call in t[from, to) that names its order: C11's
+ * (atomic_*_explicit, atomic_thread_fence) and lfpool/hot.h's
+ * (LFPI_H_LOAD, _STORE, _CAS, whose orders are bare words). fn gets the
+ * call's first and last lines, its name, and for each of its orders (a
+ * CAS has two) its
+ * kind, whether the scan could read it, and the order (relaxed where it
+ * could not); a call whose orders the scan cannot find gets kind -1.
  */
-static int lfpm_unreached(const char *unit)
+template <typename F>
+static void lfpm_scan(const std::string &t, size_t from, size_t to, F fn)
 {
-	std::string u = unit, func;
-	size_t colon = u.find(':');
-
-	if (colon != std::string::npos) {
-		func = u.substr(colon + 1);
-		u = u.substr(0, colon);
-	}
-	std::string t = lfpm_source(std::string(LFPM_SRCDIR) + "/" + u);
-	size_t from, to;
-	int missing = 0;
-
-	lfpm_body(t, func, &from, &to);
 	for (size_t i = from; i < to; i++) {
 		if (i && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))
 			continue;
@@ -486,6 +478,15 @@ static int lfpm_unreached(const char *unit)
 		while (p < t.size() && isspace((unsigned char)t[p]))
 			p++;
 		if (p >= t.size() || t[p] != '(')
+			continue;
+		/* A macro's definition, not a call: its uses are scanned. */
+		size_t bol = t.rfind('\n', i);
+		std::string pre = t.substr(bol == std::string::npos ? 0 : bol + 1,
+					   bol == std::string::npos ? i : i - bol - 1);
+		pre.erase(std::remove_if(pre.begin(), pre.end(),
+					 [](char ch) { return isspace((unsigned char)ch); }),
+			  pre.end());
+		if (pre == "#define")
 			continue;
 		/* The call's arguments, split at its own commas. */
 		std::vector<std::string> args(1);
@@ -522,14 +523,16 @@ static int lfpm_unreached(const char *unit)
 			kinds[0] = LFPM_RMW;
 		}
 		int line = 1 + (int)std::count(t.begin(), t.begin() + (long)i, '\n');
+		int last = line + (int)std::count(t.begin() + (long)i,
+						  t.begin() + (long)e, '\n');
 		if (args.size() < norders) {
-			printf("%s:%d: %s: a call the check cannot read\n",
-			       u.c_str(), line, name.c_str());
-			missing++;
+			fn(line, last, name, -1, false, rl::mo_relaxed,
+			   std::string());
 			continue;
 		}
 		for (size_t k = 0; k < norders; k++) {
-			std::string o = args[args.size() - norders + k];
+			std::string written = args[args.size() - norders + k];
+			std::string o = written;
 			rl::memory_order mo = rl::mo_relaxed;
 			bool known = false;
 
@@ -544,34 +547,197 @@ static int lfpm_unreached(const char *unit)
 					mo = m;
 					known = true;
 				}
-			if (!known) {
-				/* An order through a macro or a variable: the
-				 * scan cannot tell whether it is relaxed. */
-				printf("%s:%d: %s: an order the check cannot read "
-				       "(%s)\n", u.c_str(), line, name.c_str(),
-				       args[args.size() - norders + k].c_str());
-				missing++;
-				continue;
-			}
-			if (mo == rl::mo_relaxed)
-				continue;
-			bool found = false;
-			for (size_t n = 0; n < lfpm_nsites && !found; n++) {
-				const lfpm_site &st = lfpm_sites[n];
-				const std::string f = st.file;
-				found = st.line == line && st.kind == kinds[k] &&
-					st.order == mo && f.size() >= u.size() &&
-					f.compare(f.size() - u.size(), u.size(),
-						  u) == 0;
-			}
-			if (!found) {
-				printf("%s:%d: %s: an order no test reaches\n",
-				       u.c_str(), line, name.c_str());
-				missing++;
-			}
+			fn(line, last, name, kinds[k], known, mo, written);
 		}
 	}
+}
+
+/*
+ * The lines of unit ("path" under the source tree, or "path:function")
+ * where an atomic call names an order that is not relaxed: the census
+ * must have reached each.
+ */
+static int lfpm_unreached(const char *unit)
+{
+	std::string u = unit, func;
+	size_t colon = u.find(':');
+
+	if (colon != std::string::npos) {
+		func = u.substr(colon + 1);
+		u = u.substr(0, colon);
+	}
+	std::string t = lfpm_source(std::string(LFPM_SRCDIR) + "/" + u);
+	size_t from, to;
+	int missing = 0;
+
+	lfpm_body(t, func, &from, &to);
+	lfpm_scan(t, from, to, [&](int line, int, const std::string &name,
+				   int kind, bool known, rl::memory_order mo,
+				   const std::string &written) {
+		if (kind < 0) {
+			printf("%s:%d: %s: a call the check cannot read\n",
+			       u.c_str(), line, name.c_str());
+			missing++;
+			return;
+		}
+		if (!known) {
+			/* An order through a macro or a variable: the scan
+			 * cannot tell whether it is relaxed. */
+			printf("%s:%d: %s: an order the check cannot read "
+			       "(%s)\n", u.c_str(), line, name.c_str(),
+			       written.c_str());
+			missing++;
+			return;
+		}
+		if (mo == rl::mo_relaxed)
+			return;
+		bool found = false;
+		for (size_t n = 0; n < lfpm_nsites && !found; n++) {
+			const lfpm_site &st = lfpm_sites[n];
+			const std::string f = st.file;
+			found = st.line == line && st.kind == kind &&
+				st.order == mo && f.size() >= u.size() &&
+				f.compare(f.size() - u.size(), u.size(), u) == 0;
+		}
+		if (!found) {
+			printf("%s:%d: %s: an order no test reaches\n",
+			       u.c_str(), line, name.c_str());
+			missing++;
+		}
+	});
 	return missing;
+}
+
+/*
+ * The census of the whole tree (--tree, given every check's units): each
+ * order that is not relaxed in src/ and include/lfpool/ must be in a
+ * unit of some check, which weakens it, or carry the words LFPM_UNCHECKED
+ * and why in a comment at most LFPM_UNCHECKED_LINES lines above it.
+ * Orders the scan cannot place in a call (C++'s std::atomic in the
+ * C++ headers) count too. atomic_signal_fence orders a thread only
+ * against its own signal handler, not against another thread: none of
+ * its orders count. Returns the orders that are neither.
+ */
+#define LFPM_UNCHECKED "Unchecked on the C11 model:"
+#define LFPM_UNCHECKED_LINES 15
+static int lfpm_tree(int nunits, char **units)
+{
+	namespace fs = std::filesystem;
+	std::vector<std::string> files;
+	int total = 0, checked = 0, unchecked = 0, bare = 0;
+
+	for (const char *dir : {"src", "include/lfpool"})
+		for (const auto &e : fs::recursive_directory_iterator(
+			     fs::path(LFPM_SRCDIR) / dir)) {
+			std::string x = e.path().extension().string();
+
+			if (e.is_regular_file() &&
+			    (x == ".c" || x == ".h" || x == ".hpp"))
+				files.push_back(
+					fs::relative(e.path(), LFPM_SRCDIR)
+						.generic_string());
+		}
+	std::sort(files.begin(), files.end());
+	for (const std::string &f : files) {
+		std::string path = std::string(LFPM_SRCDIR) + "/" + f;
+		std::string t = lfpm_source(path);
+		std::ifstream in(path);
+		std::vector<std::string> raw;
+		std::vector<std::pair<int, int>> bodies; /* lines, inclusive */
+		std::vector<int> lines; /* the lines of the scan's calls */
+		bool whole = false;
+
+		for (std::string l; std::getline(in, l);)
+			raw.push_back(l);
+		for (int u = 0; u < nunits; u++) {
+			std::string unit = units[u], func;
+			size_t colon = unit.find(':');
+
+			if (colon != std::string::npos) {
+				func = unit.substr(colon + 1);
+				unit = unit.substr(0, colon);
+			}
+			if (unit != f)
+				continue;
+			if (func.empty()) {
+				whole = true;
+				continue;
+			}
+			size_t b, e;
+			lfpm_body(t, func, &b, &e);
+			bodies.emplace_back(
+				1 + (int)std::count(t.begin(), t.begin() + (long)b,
+						    '\n'),
+				1 + (int)std::count(t.begin(), t.begin() + (long)e,
+						    '\n'));
+		}
+		auto place = [&](int line, const std::string &what) {
+			bool in = whole;
+
+			for (const auto &b : bodies)
+				in |= line >= b.first && line <= b.second;
+			total++;
+			if (in) {
+				checked++;
+				return;
+			}
+			for (int l = std::max(1, line - LFPM_UNCHECKED_LINES);
+			     l <= line && l <= (int)raw.size(); l++)
+				if (raw[(size_t)l - 1].find(LFPM_UNCHECKED) !=
+				    std::string::npos) {
+					printf("tree: %s:%d: %s: unchecked, and "
+					       "says why\n", f.c_str(), line,
+					       what.c_str());
+					unchecked++;
+					return;
+				}
+			printf("tree: %s:%d: %s: IN NO CHECK'S UNITS, and no "
+			       "comment says why (\"%s\")\n", f.c_str(), line,
+			       what.c_str(), LFPM_UNCHECKED);
+			bare++;
+		};
+		lfpm_scan(t, 0, t.size(), [&](int line, int last,
+					      const std::string &name,
+					      int kind, bool known,
+					      rl::memory_order mo,
+					      const std::string &written) {
+			for (int l = line; l <= last; l++)
+				lines.push_back(l);
+			/* A macro's parameter: its uses are scanned. */
+			if (written.find("##") != std::string::npos)
+				return;
+			if (kind >= 0 && known && mo == rl::mo_relaxed)
+				return;
+			place(line, name + " " +
+					    (known ? lfpm_order_name(mo)
+						   : "(an order the scan "
+						     "cannot read)"));
+		});
+		/* Orders outside the calls the scan reads. */
+		for (size_t i = t.find("memory_order_"); i != std::string::npos;
+		     i = t.find("memory_order_", i + 1)) {
+			size_t e = i + 13;
+			while (e < t.size() &&
+			       (isalnum((unsigned char)t[e]) || t[e] == '_'))
+				e++;
+			std::string o = t.substr(i + 13, e - i - 13);
+			int line = 1 + (int)std::count(t.begin(),
+						       t.begin() + (long)i, '\n');
+			size_t bol = t.rfind('\n', i);
+			bol = bol == std::string::npos ? 0 : bol + 1;
+
+			if (o.empty() || o == "relaxed" ||
+			    std::count(lines.begin(), lines.end(), line) ||
+			    t.substr(bol, i - bol).find("atomic_signal_fence") !=
+				    std::string::npos)
+				continue;
+			place(line, "memory_order_" + o);
+		}
+	}
+	printf("tree: %d orders not relaxed in src/ and include/lfpool/: %d "
+	       "in the checks' units, %d unchecked with the reason said, %d "
+	       "neither\n", total, checked, unchecked, bare);
+	return bare ? 1 : 0;
 }
 
 /* Whether site s is in one of the units (a file, or a file's function):
@@ -661,6 +827,13 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 	auto start = std::chrono::steady_clock::now();
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--units") && argc == 2) {
+			for (size_t u = 0; u < nunits; u++)
+				printf("%s\n", units[u]);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--tree") && i == 1)
+			return lfpm_tree(argc - 2, argv + 2);
 		if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
 			search.iterations = strtoul(argv[++i], nullptr, 10);
 		else if (!strcmp(argv[i], "--bound") && i + 1 < argc)
@@ -682,8 +855,10 @@ static int lfpm_main(int argc, char **argv, const char *unit,
 			}
 		} else {
 			fprintf(stderr, "usage: %s [--bound B] [--iterations N] "
-				"[--verbose] [--expect-fail] [--fault NAME]\n",
-				argv[0]);
+				"[--verbose] [--expect-fail] [--fault NAME]\n"
+				"       %s --units\n"
+				"       %s --tree UNIT...\n",
+				argv[0], argv[0], argv[0]);
 			return 2;
 		}
 	}
