@@ -181,13 +181,15 @@ static void cache_init(struct lfp_cache *c, struct lfp_pool *pool,
 	 * slots committed now: a growable pool's slots above its limit are
 	 * not objects yet, and those it grows into later go out of line,
 	 * where lfpi_mark_free refuses what is above the limit then. The
-	 * owner reads bslots plainly, so it is set once, here. Acquire:
-	 * pairs with the release store of limit in grow.c, as the bump's
-	 * load does (slab.c); the limit only grows. */
+	 * owner reads bslots plainly, so it is set once, here. Relaxed:
+	 * a bound, read through nothing; the limit only grows, so a stale
+	 * one is lower and sends more releases out of line, and a slot
+	 * below it reaches the cache only from the thread whose
+	 * allocation of it acquired the limit (lfpi_slab_bump). */
 	h->nslots = pool->quirks || pool->bare ? 0 : pool->capacity;
 	h->bslots = pool->bare && !pool->quirks ?
 			    atomic_load_explicit(&pool->limit,
-						 memory_order_acquire) :
+						 memory_order_relaxed) :
 			    0;
 	atomic_init(&h->top, 0);
 	atomic_init(&h->frees, 0);
@@ -375,7 +377,9 @@ static void cache_thread_exit(void *unused)
 		s = LFPI_CACHE_IMPLICIT;
 		/* Acquire on failure: pairs with the CAS in
 		 * lfpi_cache_destroy_all; on success the pool stays alive
-		 * until we store DEAD (it waits for EXITING to end). */
+		 * until we store DEAD (it waits for EXITING to end), and the
+		 * acquire is there only because C11 wants no failure order
+		 * stronger than the success one (IMPLICIT is our own). */
 		if (atomic_compare_exchange_strong_explicit(
 			    &c->state, &s, LFPI_CACHE_EXITING,
 			    memory_order_acquire, memory_order_acquire)) {
@@ -393,21 +397,31 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 	struct lfp_cache *c, *next;
 	uint32_t s;
 
-	/* Acquire: pairs with the release CAS that published each cache. */
+	/* Acquire: pairs with the release CAS that published each cache.
+	 * Kept though no check needs it: every call on the pool, those
+	 * that made its caches among them, happens before lfp_destroy
+	 * (lfpool.h), which carries the publication as well. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = next) {
 		next = c->reg_next;
-		/* Acquire: pairs with the release store of DEAD in
-		 * cache_release by an exiting thread. */
+		/* Acquire: pairs with the release CAS of DEAD in
+		 * cache_release by an exiting thread, so its drain comes
+		 * before our unmap. */
 		while ((s = atomic_load_explicit(&c->state,
 						 memory_order_acquire)) ==
 		       LFPI_CACHE_EXITING)
 			sched_yield();
 		/*
-		 * A live thread's cache becomes an orphan its thread frees;
-		 * acq_rel pairs with the CAS in cache_thread_exit. Its inline
-		 * paths must never match a pool made later at this address,
-		 * nor NULL (relaxed: see lfpi_cache_is_of in lfpool.h).
+		 * A live thread's cache becomes an orphan its thread frees.
+		 * Release: pairs with its thread's acquire of ORPHANED (the
+		 * failed CAS in cache_thread_exit, the load in
+		 * lfpi_cache_implicit_slow), so our reads of the cache come
+		 * before it is unmapped. Acquire on failure: as the load
+		 * above, where an exiting thread stored DEAD since; on
+		 * success only because C11 wants no failure order stronger
+		 * than the success one. Its inline paths must never match a
+		 * pool made later at this address, nor NULL (relaxed: see
+		 * lfpi_cache_is_of in lfpool.h).
 		 */
 		if (s == LFPI_CACHE_IMPLICIT)
 			atomic_store_explicit(&c->hot.pool, LFPI_ORPHAN(c),

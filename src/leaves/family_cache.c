@@ -29,7 +29,9 @@ static bool family_cache_fill(struct lfp_family_cache *fc)
 static struct lfp_family_cache *family_cache_reuse(struct lfp_family *fam)
 {
 	/* Acquire: pairs with the release CAS that pushed the cache, so its
-	 * fam and next are seen. */
+	 * next and the first store of taken are seen. Kept though no check
+	 * catches its loss: Relacy watches no plain field, and its CAS of
+	 * taken reads the latest value even when it fails. */
 	struct lfp_family_cache *fc =
 		atomic_load_explicit(&fam->caches, memory_order_acquire);
 
@@ -74,7 +76,8 @@ struct lfp_family_cache *lfp_family_cache_create(struct lfp_family *fam)
 	head = atomic_load_explicit(&fam->caches, memory_order_relaxed);
 	do
 		fc->next = head;
-	/* Release: pairs with the acquire load in family_cache_reuse. */
+	/* Release: pairs with the acquire load in family_cache_reuse (kept
+	 * though no check catches its loss, as that load). */
 	while (!atomic_compare_exchange_weak_explicit(&fam->caches, &head, fc,
 						      memory_order_release,
 						      memory_order_relaxed));
