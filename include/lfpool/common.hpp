@@ -258,10 +258,11 @@ template <class C> struct owner_state {
 	{
 		/* Acquire and release: pairs with the let_go of every other
 		 * holder, so that the last one, which frees the state, comes
-		 * after their reads and writes of native. Unchecked on the
-		 * C11 model: the checks compile the library's C units, and
-		 * this is the usual count of shared ownership, ordered as
-		 * std::shared_ptr's implementations order theirs. */
+		 * after their reads and writes of native.
+		 * Unchecked on the C11 model: the checks compile the
+		 * library's C units, and this is the usual count of shared
+		 * ownership, ordered as std::shared_ptr's implementations
+		 * order theirs. */
 		if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
 			delete this;
 	}

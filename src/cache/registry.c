@@ -398,9 +398,10 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 	uint32_t s;
 
 	/* Acquire: pairs with the release CAS that published each cache.
-	 * Kept though no check needs it: every call on the pool, those
-	 * that made its caches among them, happens before lfp_destroy
-	 * (lfpool.h), which carries the publication as well. */
+	 * Kept though no check needs it: no other thread may use the pool
+	 * during or after lfp_destroy (lfpool.h), so every use, those that
+	 * made its caches among them, happens before it, which carries the
+	 * publication as well. */
 	c = atomic_load_explicit(&pool->caches, memory_order_acquire);
 	for (; c; c = next) {
 		next = c->reg_next;

@@ -29,9 +29,7 @@ static bool family_cache_fill(struct lfp_family_cache *fc)
 static struct lfp_family_cache *family_cache_reuse(struct lfp_family *fam)
 {
 	/* Acquire: pairs with the release CAS that pushed the cache, so its
-	 * next and the first store of taken are seen. Kept though no check
-	 * catches its loss: Relacy watches no plain field, and its CAS of
-	 * taken reads the latest value even when it fails. */
+	 * next and the initialization of taken come before our CAS. */
 	struct lfp_family_cache *fc =
 		atomic_load_explicit(&fam->caches, memory_order_acquire);
 
@@ -76,8 +74,7 @@ struct lfp_family_cache *lfp_family_cache_create(struct lfp_family *fam)
 	head = atomic_load_explicit(&fam->caches, memory_order_relaxed);
 	do
 		fc->next = head;
-	/* Release: pairs with the acquire load in family_cache_reuse (kept
-	 * though no check catches its loss, as that load). */
+	/* Release: pairs with the acquire load in family_cache_reuse. */
 	while (!atomic_compare_exchange_weak_explicit(&fam->caches, &head, fc,
 						      memory_order_release,
 						      memory_order_relaxed));

@@ -135,7 +135,7 @@ struct pool_base {
 		pool.caches($).store(c, rl::mo_relaxed);
 	}
 
-	// What lfpi_cache_register writes into a new cache's plain fields.
+	// What the registry writes into a new cache's plain fields.
 	void plain_fields()
 	{
 		c->pool = &pool;
@@ -170,25 +170,26 @@ struct pool_base {
 		lfpm_cache_fold = FOLDED + 1;
 	}
 
-	// What lfpi_cache_register writes into a new cache: the atomics
-	// (the rest was set above), slots 0 and 1 in slots[].
+	// What the registry writes into a new cache (registry.c,
+	// cache_init, checked in registry.cc): the atomics (the rest was
+	// set above), here with slots 0 and 1 in slots[].
 	void publish_fields()
 	{
-		c->hot.pool($).store(&pool, rl::mo_relaxed);
-		c->hot.active($).store(0, rl::mo_relaxed);
-		c->hot.ctl($).store(c->ctl_keep, rl::mo_relaxed);
-		c->hot.frees($).store(0, rl::mo_relaxed);
+		atomic_init(&c->hot.pool, &pool);
+		atomic_init(&c->hot.active, 0);
+		atomic_init(&c->hot.ctl, c->ctl_keep);
+		atomic_init(&c->hot.frees, 0);
 		c->slots[0] = 0;
 		c->slots[1] = 1;
-		c->hot.top($).store(2 << LFPI_TOP_SHIFT | 2, rl::mo_relaxed);
-		c->allocs_base($).store(0, rl::mo_relaxed);
-		c->fold_seq($).store(0, rl::mo_relaxed);
-		c->state($).store(LFPI_CACHE_EXPLICIT, rl::mo_relaxed);
+		atomic_init(&c->hot.top, 2 << LFPI_TOP_SHIFT | 2);
+		atomic_init(&c->allocs_base, 0);
+		atomic_init(&c->fold_seq, 0);
+		atomic_init(&c->state, LFPI_CACHE_EXPLICIT);
 		lfpi_counters_init(&c->ctr);
 	}
 
-	// lfpi_cache_register's publication of a new cache, modelled (the
-	// registry is not compiled here): the cache made in fresh memory
+	// The registry's publication of a new cache (cache_claim), modelled
+	// (the registry is not compiled here): the cache made in fresh memory
 	// (its atomics hold nothing until stored), its fields, then a
 	// release store of the registry's head, as its release CAS.
 	void publish()

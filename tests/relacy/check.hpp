@@ -610,33 +610,96 @@ static int lfpm_unreached(const char *unit)
 
 /*
  * The census of the whole tree (--tree, given every check's units): each
- * order that is not relaxed in src/ and include/lfpool/ must be in a
- * unit of some check, which weakens it, or carry the words LFPM_UNCHECKED
- * and why in a comment at most LFPM_UNCHECKED_LINES lines above it.
- * Orders the scan cannot place in a call (C++'s std::atomic in the
- * C++ headers) count too. atomic_signal_fence orders a thread only
- * against its own signal handler, not against another thread: none of
- * its orders count. Returns the orders that are neither.
+ * order that is not relaxed in src/ and include/ must be in a unit of
+ * some check, which weakens it, or carry the words LFPM_UNCHECKED and
+ * why in the comment just above its statement. Counted too, as orders
+ * the scan cannot read: C11's calls without _explicit (seq_cst), the
+ * compiler's __atomic_ and __sync_ builtins and __ATOMIC_ orders (but
+ * lfpool/hot.h's definitions of its LFPI_H_ calls, which the scan reads
+ * where they are used), a macro that takes an order as a word (but
+ * LFPI_H_LOAD, _STORE and _CAS), and C++'s orders (std::atomic in the
+ * C++ headers). atomic_signal_fence orders a thread only against its
+ * own signal handler, not against another thread: none of its orders
+ * count. Operators on an _Atomic object (++, =) are seq_cst accesses the
+ * census does not see: the style has every access spelled _explicit.
+ * Returns the orders that are neither checked nor said unchecked.
  */
 #define LFPM_UNCHECKED "Unchecked on the C11 model:"
-#define LFPM_UNCHECKED_LINES 15
+
+/* The comment just above line (1-based) of raw, its lines joined: above
+ * the statement the line belongs to (up to three lines of it above). */
+static std::string lfpm_comment_above(const std::vector<std::string> &raw,
+				      int line)
+{
+	auto trim = [](const std::string &l) {
+		size_t b = l.find_first_not_of(" \t");
+		size_t e = l.find_last_not_of(" \t");
+		return b == std::string::npos ? std::string()
+					       : l.substr(b, e - b + 1);
+	};
+	auto in_comment = [&](const std::string &t) {
+		return !t.compare(0, 2, "/*") || !t.compare(0, 1, "*") ||
+		       !t.compare(0, 2, "//") ||
+		       (t.size() >= 2 && !t.compare(t.size() - 2, 2, "*/"));
+	};
+	int l = line - 1;
+	for (int k = 0; k < 3 && l >= 1; k++, l--) {
+		std::string t = trim(raw[(size_t)l - 1]);
+		if (t.empty() || in_comment(t) || t.back() == ';' ||
+		    t.back() == '{' || t.back() == '}')
+			break;
+	}
+	std::string text;
+	for (; l >= 1; l--) {
+		std::string t = trim(raw[(size_t)l - 1]);
+		if (t.empty() || !in_comment(t))
+			break;
+		text = t + " " + text;
+	}
+	/* The comment's own marks out, its words one space apart. */
+	std::string words;
+	for (size_t k = 0; k < text.size(); k++) {
+		char ch = text[k];
+		if ((ch == '/' && k + 1 < text.size() &&
+		     (text[k + 1] == '*' || text[k + 1] == '/')) ||
+		    (ch == '*' && k + 1 < text.size() && text[k + 1] == '/')) {
+			k++;
+			ch = ' ';
+		} else if (ch == '*' && (k == 0 || text[k - 1] == ' ')) {
+			ch = ' ';
+		}
+		if (isspace((unsigned char)ch)) {
+			if (!words.empty() && words.back() != ' ')
+				words += ' ';
+		} else {
+			words += ch;
+		}
+	}
+	return words;
+}
+
 static int lfpm_tree(int nunits, char **units)
 {
 	namespace fs = std::filesystem;
 	std::vector<std::string> files;
 	int total = 0, checked = 0, unchecked = 0, bare = 0;
 
-	for (const char *dir : {"src", "include/lfpool"})
-		for (const auto &e : fs::recursive_directory_iterator(
-			     fs::path(LFPM_SRCDIR) / dir)) {
-			std::string x = e.path().extension().string();
-
-			if (e.is_regular_file() &&
-			    (x == ".c" || x == ".h" || x == ".hpp"))
-				files.push_back(
-					fs::relative(e.path(), LFPM_SRCDIR)
-						.generic_string());
-		}
+	for (const auto &e : fs::recursive_directory_iterator(
+		     fs::path(LFPM_SRCDIR) / "src"))
+		files.push_back(
+			fs::relative(e.path(), LFPM_SRCDIR).generic_string());
+	for (const auto &e : fs::recursive_directory_iterator(
+		     fs::path(LFPM_SRCDIR) / "include"))
+		files.push_back(
+			fs::relative(e.path(), LFPM_SRCDIR).generic_string());
+	files.erase(std::remove_if(files.begin(), files.end(),
+				   [](const std::string &f) {
+					   std::string x =
+						   fs::path(f).extension().string();
+					   return x != ".c" && x != ".h" &&
+						  x != ".hpp";
+				   }),
+		    files.end());
 	std::sort(files.begin(), files.end());
 	for (const std::string &f : files) {
 		std::string path = std::string(LFPM_SRCDIR) + "/" + f;
@@ -671,6 +734,22 @@ static int lfpm_tree(int nunits, char **units)
 				1 + (int)std::count(t.begin(), t.begin() + (long)e,
 						    '\n'));
 		}
+		auto line_of = [&](size_t i) {
+			return 1 + (int)std::count(t.begin(), t.begin() + (long)i,
+						   '\n');
+		};
+		/* The text of the logical line (a macro's continued lines
+		 * joined) that holds offset i. */
+		auto logical = [&](size_t i) {
+			size_t b = i, e = i;
+			while (b > 0 && !(t[b - 1] == '\n' &&
+					  (b < 2 || t[b - 2] != '\\')))
+				b--;
+			while (e < t.size() &&
+			       !(t[e] == '\n' && (e == 0 || t[e - 1] != '\\')))
+				e++;
+			return t.substr(b, e - b);
+		};
 		auto place = [&](int line, const std::string &what) {
 			bool in = whole;
 
@@ -681,19 +760,16 @@ static int lfpm_tree(int nunits, char **units)
 				checked++;
 				return;
 			}
-			for (int l = std::max(1, line - LFPM_UNCHECKED_LINES);
-			     l <= line && l <= (int)raw.size(); l++)
-				if (raw[(size_t)l - 1].find(LFPM_UNCHECKED) !=
-				    std::string::npos) {
-					printf("tree: %s:%d: %s: unchecked, and "
-					       "says why\n", f.c_str(), line,
-					       what.c_str());
-					unchecked++;
-					return;
-				}
+			if (lfpm_comment_above(raw, line).find(LFPM_UNCHECKED) !=
+			    std::string::npos) {
+				printf("tree: %s:%d: %s: unchecked, and says "
+				       "why\n", f.c_str(), line, what.c_str());
+				unchecked++;
+				return;
+			}
 			printf("tree: %s:%d: %s: IN NO CHECK'S UNITS, and no "
-			       "comment says why (\"%s\")\n", f.c_str(), line,
-			       what.c_str(), LFPM_UNCHECKED);
+			       "comment just above says why (\"%s\")\n",
+			       f.c_str(), line, what.c_str(), LFPM_UNCHECKED);
 			bare++;
 		};
 		lfpm_scan(t, 0, t.size(), [&](int line, int last,
@@ -713,29 +789,70 @@ static int lfpm_tree(int nunits, char **units)
 						   : "(an order the scan "
 						     "cannot read)"));
 		});
-		/* Orders outside the calls the scan reads. */
-		for (size_t i = t.find("memory_order_"); i != std::string::npos;
-		     i = t.find("memory_order_", i + 1)) {
-			size_t e = i + 13;
+		/* What the scan does not read, token by token. */
+		for (size_t i = 0; i < t.size(); i++) {
+			if (i && (isalnum((unsigned char)t[i - 1]) ||
+				  t[i - 1] == '_'))
+				continue;
+			size_t e = i;
 			while (e < t.size() &&
 			       (isalnum((unsigned char)t[e]) || t[e] == '_'))
 				e++;
-			std::string o = t.substr(i + 13, e - i - 13);
-			int line = 1 + (int)std::count(t.begin(),
-						       t.begin() + (long)i, '\n');
-			size_t bol = t.rfind('\n', i);
-			bol = bol == std::string::npos ? 0 : bol + 1;
-
-			if (o.empty() || o == "relaxed" ||
-			    std::count(lines.begin(), lines.end(), line) ||
-			    t.substr(bol, i - bol).find("atomic_signal_fence") !=
-				    std::string::npos)
+			if (e == i)
 				continue;
-			place(line, "memory_order_" + o);
+			std::string w = t.substr(i, e - i);
+			int line = line_of(i);
+			std::string ll = logical(i);
+			bool hot_call = ll.find("#define LFPI_H_LOAD") !=
+						std::string::npos ||
+					ll.find("#define LFPI_H_STORE") !=
+						std::string::npos ||
+					ll.find("#define LFPI_H_CAS") !=
+						std::string::npos ||
+					ll.find("#define LFPI_H_MO_") !=
+						std::string::npos;
+			bool signal = ll.find("signal_fence") != std::string::npos;
+			std::string what;
+
+			if (!w.compare(0, 13, "memory_order_")) {
+				std::string o = w.substr(13);
+				if (t.compare(e, 2, "##") == 0)
+					what = hot_call ? "" : "a macro that takes "
+							       "an order";
+				else if (!o.empty() && o != "relaxed" && !signal &&
+					 !std::count(lines.begin(), lines.end(),
+						     line))
+					what = w;
+			} else if (!w.compare(0, 7, "atomic_") &&
+				   w.find("_explicit") == std::string::npos &&
+				   w != "atomic_init" && w != "atomic_thread_fence" &&
+				   w != "atomic_signal_fence" &&
+				   w != "atomic_is_lock_free" &&
+				   t.find_first_not_of(" \t\n", e) != std::string::npos &&
+				   t[t.find_first_not_of(" \t\n", e)] == '(' &&
+				   (w.find("load") != std::string::npos ||
+				    w.find("store") != std::string::npos ||
+				    w.find("exchange") != std::string::npos ||
+				    w.find("fetch_") != std::string::npos ||
+				    w.find("flag_") != std::string::npos)) {
+				what = w + " (seq_cst, no order written)";
+			} else if ((!w.compare(0, 9, "__atomic_") ||
+				    !w.compare(0, 9, "__ATOMIC_")) &&
+				   !hot_call && !signal && w != "__ATOMIC_RELAXED") {
+				what = w;
+			} else if (!w.compare(0, 7, "__sync_")) {
+				what = w;
+			} else if (w == "memory_order" &&
+				   t.compare(e, 2, "::") == 0) {
+				what = "memory_order::";
+			}
+			if (!what.empty())
+				place(line, what);
+			i = e - 1;
 		}
 	}
-	printf("tree: %d orders not relaxed in src/ and include/lfpool/: %d "
-	       "in the checks' units, %d unchecked with the reason said, %d "
+	printf("tree: %d orders not relaxed in src/ and include/: %d in the "
+	       "checks' units, %d unchecked with the reason said, %d "
 	       "neither\n", total, checked, unchecked, bare);
 	return bare ? 1 : 0;
 }
@@ -757,6 +874,7 @@ static bool lfpm_in_units(const lfpm_site &s, const char *const *units,
 		}
 		if (f.size() >= u.size() &&
 		    f.compare(f.size() - u.size(), u.size(), u) == 0 &&
+		    (f.size() == u.size() || f[f.size() - u.size() - 1] == '/') &&
 		    (func.empty() || func == s.func))
 			return true;
 	}

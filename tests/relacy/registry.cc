@@ -312,8 +312,9 @@ struct registry_base : arena {
 // most.
 struct reuse : rl::test_suite<reuse, 2>, registry_base {
 	void before() { init(); }
-	void thread(unsigned)
+	void thread(unsigned id)
 	{
+		(void)id;
 		thread_begin();
 		struct lfp_cache *c = lfp_cache_create(&pool);
 
@@ -321,7 +322,47 @@ struct reuse : rl::test_suite<reuse, 2>, registry_base {
 		use(c);
 		lfp_cache_destroy(c);
 	}
-	void after() { RL_ASSERT(all_dead() <= 2); }
+	void after() { RL_ASSERT(all_dead() == nblocks); }
+};
+
+// Two threads claim at once while a dead cache waits in the registry:
+// at most one takes it (the claim's CAS), the other makes its own.
+struct claim_race : rl::test_suite<claim_race, 2>, registry_base {
+	void before()
+	{
+		init();
+		thread_begin();
+		struct lfp_cache *c = lfp_cache_create(&pool);
+		RL_ASSERT(c);
+		lfp_cache_destroy(c);
+	}
+	void thread(unsigned id)
+	{
+		(void)id;
+		thread_begin();
+		struct lfp_cache *c = lfp_cache_create(&pool);
+
+		RL_ASSERT(c);
+		use(c);
+		lfp_cache_destroy(c);
+	}
+	void after() { RL_ASSERT(all_dead() == nblocks); }
+};
+
+// Two pools numbered at once: two numbers.
+struct number_race : rl::test_suite<number_race, 2>, registry_base {
+	struct lfp_pool p2[2];
+
+	void before() { init(); }
+	void thread(unsigned id)
+	{
+		p2[id].flags = 0;
+		lfpi_cache_number(&p2[id]);
+	}
+	void after()
+	{
+		RL_ASSERT(p2[0].hot.num != p2[1].hot.num);
+	}
 };
 
 // The same with thread 0's cache an implicit one, given back at its exit
@@ -540,6 +581,8 @@ int main(int argc, char **argv)
 		{"sum", 10000, lfpm_run<reader<true>>, false},
 		{"walk", 10000, lfpm_run<reader<false>>, false},
 		{"reuse", 10000, lfpm_run<reuse>, false},
+		{"claim_race", 10000, lfpm_run<claim_race>, false},
+		{"number_race", 10000, lfpm_run<number_race>, false},
 		{"exit_reuse", 10000, lfpm_run<exit_reuse>, false},
 		{"exit_at_destroy", 10000, lfpm_run<exit_at_destroy>, false},
 		{"number_reuse", 10000, lfpm_run<number_reuse>, false},
@@ -554,10 +597,11 @@ int main(int argc, char **argv)
 	static const lfpm_kept kept[] = {
 		{"lfpi_cache_destroy_all", LFPM_LOAD, "acquire", "relaxed",
 		 "every cache on the list was published by a call on the "
-		 "pool, and lfpool.h has every call on a pool happen before "
-		 "its lfp_destroy (no other thread may use it during or after "
-		 "the call), which carries the publication too; the tests "
-		 "order their calls so, as a program must",
+		 "pool, and lfpool.h's lfp_destroy says \"no other thread "
+		 "may use the pool during or after the call\": each use, "
+		 "those that made its caches among them, happens before it, "
+		 "which carries the publication too; the tests order their "
+		 "calls so, as a program must",
 		 false, "caches"},
 		{"lfpi_cache_destroy_all", LFPM_CAS_SUCCESS, "acq_rel",
 		 "release",

@@ -23,7 +23,8 @@
  * atomic_signal_fence orders a thread against its own signal handler; the
  * checks have no signals, so it is a no-op here, except where a check
  * says it is half of an asymmetric barrier (lfpm_light_barrier).
- * atomic_init is a relaxed store, made before the threads start.
+ * atomic_init is a relaxed store (and, in fresh memory, the write of
+ * C11's non-atomic initialization: see lfpm_fresh).
  */
 #ifndef LFPM_STDATOMIC_H
 #define LFPM_STDATOMIC_H
@@ -121,12 +122,17 @@ void lfpm_statics_end(void);
 
 /*
  * Whether the atomics made now are in fresh memory (lfpm_fresh): each
- * holds no value until the library stores one (an atomic_init), as a
- * mapping the library fills and then publishes. A load that may read
- * from before that store, because no order carried the store to its
- * thread, is Relacy's "access to uninitialized variable": that is how a
- * check catches a missing acquire or release of a publication whose
- * plain fields Relacy does not watch, through the atomics beside them.
+ * holds no value until the library initializes it (atomic_init), as a
+ * mapping the library fills and then publishes. C11's atomic_init is
+ * not an atomic operation, so every other access to the atomic must
+ * come after it (happen after it), or it races with it: each fresh
+ * atomic carries a variable Relacy watches, written by atomic_init and
+ * read by every other access, which makes such an access Relacy's data
+ * race (or its "access to uninitialized variable"), whatever its order,
+ * a read-modify-write or a CAS included. That is how a check catches a
+ * missing acquire or release of a publication whose plain fields Relacy
+ * does not watch, through the atomics beside them. A test that lays
+ * out fresh memory itself initializes its atomics with atomic_init.
  */
 extern bool lfpm_fresh_now;
 
@@ -135,6 +141,28 @@ template <typename T> struct lfpm_atomic {
 	T init;
 	bool live;
 	bool fresh;
+	/* Fresh only: a variable Relacy watches, standing for C11's
+	 * atomic_init, which is not an atomic operation: atomic_init
+	 * writes it and every other access reads it, so an access that
+	 * the initialization does not happen before is a data race (or a
+	 * read of an uninitialized variable). */
+	alignas(rl::var<char>) mutable unsigned char
+		shadow_raw[sizeof(rl::var<char>)];
+	rl::var<char> &shadow() const
+	{
+		return *reinterpret_cast<rl::var<char> *>(shadow_raw);
+	}
+	void touch(rl::debug_info_param info) const
+	{
+		if (fresh)
+			(void)(char)shadow()(info);
+	}
+	void initialize(T v, rl::debug_info_param info)
+	{
+		if (fresh)
+			shadow()(info) = 1;
+		get()(info).store(v, rl::mo_relaxed);
+	}
 
 	lfpm_atomic() : lfpm_atomic(T()) {}
 	lfpm_atomic(T v) : init(v), live(false), fresh(lfpm_fresh_now)
@@ -168,9 +196,10 @@ template <typename T> struct lfpm_atomic {
 
 		/* An execution that failed did not end it: its context is
 		 * gone with the execution, so only make it anew. */
-		if (a->fresh)
+		if (a->fresh) {
 			new (a->raw) rl::atomic<T>();
-		else
+			new (a->shadow_raw) rl::var<char>();
+		} else
 			new (a->raw) rl::atomic<T>(a->init);
 		a->live = true;
 	}
@@ -179,6 +208,8 @@ template <typename T> struct lfpm_atomic {
 		lfpm_atomic *a = static_cast<lfpm_atomic *>(p);
 
 		a->get().~atomic();
+		if (a->fresh)
+			a->shadow().~var();
 		a->live = false;
 	}
 };
@@ -210,20 +241,36 @@ template <typename T> T *lfpm_fresh(void *mem)
 #define memory_order_acq_rel rl::mo_acq_rel
 #define memory_order_seq_cst rl::mo_seq_cst
 
-#define atomic_init(p, v) ((*(p))($).store((v), rl::mo_relaxed))
-#define atomic_load_explicit(p, mo) ((*(p))($).load(LFPM_ORDER(mo, LOAD, p)))
+/* An atomic about to be accessed, its initialization read (fresh ones). */
+template <typename T>
+static inline lfpm_atomic<T> &lfpm_touched(lfpm_atomic<T> &a,
+					   rl::debug_info_param info)
+{
+	a.touch(info);
+	return a;
+}
+template <typename T>
+static inline const lfpm_atomic<T> &lfpm_touched(const lfpm_atomic<T> &a,
+						 rl::debug_info_param info)
+{
+	a.touch(info);
+	return a;
+}
+#define atomic_init(p, v) ((*(p)).initialize((v), $))
+#define atomic_load_explicit(p, mo)                                           \
+	(lfpm_touched(*(p), $)($).load(LFPM_ORDER(mo, LOAD, p)))
 #define atomic_store_explicit(p, v, mo)                                       \
-	((*(p))($).store((v), LFPM_ORDER(mo, STORE, p)))
+	(lfpm_touched(*(p), $)($).store((v), LFPM_ORDER(mo, STORE, p)))
 #define atomic_exchange_explicit(p, v, mo)                                    \
-	((*(p))($).exchange((v), LFPM_ORDER(mo, RMW, p)))
+	(lfpm_touched(*(p), $)($).exchange((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_add_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_add((v), LFPM_ORDER(mo, RMW, p)))
+	(lfpm_touched(*(p), $)($).fetch_add((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_sub_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_sub((v), LFPM_ORDER(mo, RMW, p)))
+	(lfpm_touched(*(p), $)($).fetch_sub((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_or_explicit(p, v, mo)                                    \
-	((*(p))($).fetch_or((v), LFPM_ORDER(mo, RMW, p)))
+	(lfpm_touched(*(p), $)($).fetch_or((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_fetch_and_explicit(p, v, mo)                                   \
-	((*(p))($).fetch_and((v), LFPM_ORDER(mo, RMW, p)))
+	(lfpm_touched(*(p), $)($).fetch_and((v), LFPM_ORDER(mo, RMW, p)))
 #define atomic_compare_exchange_weak_explicit(p, e, d, s, f)                  \
 	lfpm_cas(*(p), *(e), (d), true, LFPM_ORDER(s, CAS_SUCCESS, p),    \
 		 LFPM_ORDER(f, CAS_FAIL, p), $)
@@ -284,6 +331,7 @@ static inline bool lfpm_cas(lfpm_atomic<T> &a, T &expected, U desired,
 {
 	bool ok;
 
+	a.touch(info);
 	if (f == rl::mo_seq_cst && s != rl::mo_seq_cst) {
 		/* C++17's CAS(acq_rel, seq_cst): not modelled (making the
 		 * failure acquire would weaken it, and a variant could look
