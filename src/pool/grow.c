@@ -149,7 +149,19 @@ bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 		return true;
 	switch (pool->exhaust) {
 	case LFP_EXHAUST_GROW:
+		/*
+		 * Grown since our look began: the look may have taken fresh
+		 * slots under the old limit only (another thread grew the
+		 * pool and took one since), so look again under this one
+		 * rather than find the pool fully grown and fail. Relaxed:
+		 * read after the look, it is one the look's bump saw or a
+		 * later one, and the next bump reads this one or later.
+		 */
 		limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+		if (limit != w->limit) {
+			w->limit = limit;
+			return true;
+		}
 		return grow_step(pool, limit) == 0;
 	case LFP_EXHAUST_RECLAIM:
 		if (w->attempt >= pool->reclaim_tries)

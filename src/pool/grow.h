@@ -15,12 +15,14 @@
  * What an allocation that may find the pool exhausted must remember from
  * before the first look at the lists that can lead to the policy (after a
  * refill found nothing, lfpi_pool_take looks at them all again): the
- * trim sequence it saw, and how many times it called reclaim.
+ * trim sequence it saw, how many times it called reclaim, and the limit
+ * its last look began under.
  */
 struct lfpi_want {
 	uint32_t trim_seq;
 	uint32_t attempt;
 	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
+	uint32_t limit;     /* a growable pool's: see lfpi_exhausted */
 };
 
 /*
@@ -39,6 +41,9 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 	 * follows the push of a reclaimed slot: that slot is on the list
 	 * before our next look. */
 	w->rcu_epoch = atomic_load_explicit(&pool->rcu_epoch, memory_order_acquire);
+	/* Relaxed: only compared (lfpi_exhausted); the look's bump
+	 * acquires the limit it takes fresh slots under. */
+	w->limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 }
 
 /*

@@ -55,7 +55,7 @@ struct lfpi_rcu_slot *lfpi_rcu_table(struct lfp_pool *pool)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p != MAP_FAILED) {
-			t = p;
+			t = (struct lfpi_rcu_slot *)p;
 			pool->rcu_size = size;
 			/* Release: the mapping is complete before anyone
 			 * sees the pointer. */
@@ -205,7 +205,11 @@ static void rcu_sleep(struct lfp_pool *pool, uint32_t seen)
 {
 	struct timespec nap = { .tv_sec = 0, .tv_nsec = RCU_NAP_NS };
 
-	/* seq_cst, both: the other half of rcu_wake's Dekker pair. */
+	/* seq_cst, both: the other half of rcu_wake's Dekker pair. Kept
+	 * though no check needs them: on Linux the full barrier futex_wait
+	 * takes before it compares the epoch would do (either it sees the
+	 * increment, or rcu_wake's load sees our store), but that barrier
+	 * is the kernel's implementation, not futex(2)'s promise. */
 	atomic_store_explicit(&pool->rcu_sleepers, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&pool->rcu_epoch, memory_order_seq_cst) != seen)
 		return;
