@@ -142,6 +142,21 @@ bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 
 	if (grow_trim_overlapped(pool, w))
 		return true;
+	/*
+	 * The pool grew (by any thread, this one included) since w->limit
+	 * was read: our last look may have searched for fresh slots under
+	 * an older limit only, so look again under this one rather than
+	 * wait, grow, reclaim or fail. The limit only grows (every store
+	 * under grow_lock), and w->limit, the look's bump and this load
+	 * read it in that order in one thread: equal values mean the bump
+	 * ran under this limit. Relaxed: only compared; the next bump
+	 * reads this value or a later one, and acquires it.
+	 */
+	limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	if (limit != w->limit) {
+		w->limit = limit;
+		return true;
+	}
 	/* Slots waiting for a grace period are the pool's before any
 	 * policy: growing or reclaiming a victim would be premature. */
 	if (LFPI_UNLIKELY(pool->flags & LFP_F_WAIT_DEFERRED) &&
@@ -149,19 +164,6 @@ bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w)
 		return true;
 	switch (pool->exhaust) {
 	case LFP_EXHAUST_GROW:
-		/*
-		 * Grown since our look began: the look may have taken fresh
-		 * slots under the old limit only (another thread grew the
-		 * pool and took one since), so look again under this one
-		 * rather than find the pool fully grown and fail. Relaxed:
-		 * read after the look, it is one the look's bump saw or a
-		 * later one, and the next bump reads this one or later.
-		 */
-		limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-		if (limit != w->limit) {
-			w->limit = limit;
-			return true;
-		}
 		return grow_step(pool, limit) == 0;
 	case LFP_EXHAUST_RECLAIM:
 		if (w->attempt >= pool->reclaim_tries)

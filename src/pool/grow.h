@@ -15,8 +15,9 @@
  * What an allocation that may find the pool exhausted must remember from
  * before the first look at the lists that can lead to the policy (after a
  * refill found nothing, lfpi_pool_take looks at them all again): the
- * trim sequence it saw, how many times it called reclaim, and the limit
- * its last look began under.
+ * trim sequence it saw, how many times it called reclaim, and a limit
+ * read before the first look, or at the last lfpi_exhausted that saw it
+ * move (never newer than what a later look's bump reads).
  */
 struct lfpi_want {
 	uint32_t trim_seq;
@@ -49,7 +50,9 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
 /*
  * An allocation found the pool exhausted (after stealing). If a trim had
  * the free list aside at any time since lfpi_want_init, wait for it to
- * end and try again; with LFP_F_WAIT_DEFERRED, while deferred releases
+ * end and try again; if the pool grew since its limit was last read
+ * (struct lfpi_want), try again under the new limit; with
+ * LFP_F_WAIT_DEFERRED, while deferred releases
  * are pending, wait for one to come back and try again (lfpi_rcu_wait);
  * otherwise apply the pool's policy. Returns true if the allocation
  * should try again.

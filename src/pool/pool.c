@@ -289,7 +289,8 @@ void lfp_destroy(struct lfp_pool *pool)
  * then fresh ones. If all are gone, look at the lists once more: the bump
  * index never goes back, so lists that are empty after it ran out mean
  * the pool really was exhausted at that moment, not just while we were
- * looking elsewhere.
+ * looking elsewhere, under the limit the bump read (lfpi_exhausted, in
+ * grow.c, checks that the limit is still that one).
  */
 uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
 {
