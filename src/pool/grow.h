@@ -23,7 +23,7 @@ struct lfpi_want {
 	uint32_t trim_seq;
 	uint32_t attempt;
 	uint32_t rcu_epoch; /* deferred slots come back: see rcu.c */
-	uint32_t limit;     /* a growable pool's: see lfpi_exhausted */
+	uint32_t limit;     /* see lfpi_exhausted */
 };
 
 /*
@@ -52,10 +52,9 @@ static inline void lfpi_want_init(struct lfp_pool *pool, struct lfpi_want *w)
  * the free list aside at any time since lfpi_want_init, wait for it to
  * end and try again; if the pool grew since its limit was last read
  * (struct lfpi_want), try again under the new limit; with
- * LFP_F_WAIT_DEFERRED, while deferred releases
- * are pending, wait for one to come back and try again (lfpi_rcu_wait);
- * otherwise apply the pool's policy. Returns true if the allocation
- * should try again.
+ * LFP_F_WAIT_DEFERRED, while deferred releases are pending, wait for one
+ * to come back and try again (lfpi_rcu_wait); otherwise apply the pool's
+ * policy. Returns true if the allocation should try again.
  */
 bool lfpi_exhausted(struct lfp_pool *pool, struct lfpi_want *w);
 
