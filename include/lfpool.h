@@ -423,7 +423,9 @@ LFP_API int lfp_cache_free(struct lfp_cache *cache, void *obj);
  * lfpool(7), HOOKS).
  * Returns how many were taken (fewer than n only if the pool ran out, as
  * lfp_cache_alloc would return NULL), 0 if cache or objs is NULL or n is 0.
- * Thread safety: the cache's thread. Progress: as lfp_cache_alloc.
+ * Thread safety: the cache's thread. Progress: as lfp_cache_alloc; when
+ * the cache holds n slots, one pass over them inline, with no atomic
+ * read-modify-write.
  */
 LFP_API size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs,
 				    size_t n);
@@ -435,7 +437,9 @@ LFP_API size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs,
  * on_free hook, as for allocation). Returns how many were released;
  * objects lfp_cache_free would reject are skipped, stay as they were and
  * count in rejected_frees. 0 if cache or objs is NULL or n is 0.
- * Thread safety: the cache's thread. Progress: lock-free.
+ * Thread safety: the cache's thread. Progress: lock-free; when the cache
+ * has room for n slots, one pass over them inline, with no atomic
+ * read-modify-write.
  */
 LFP_API size_t lfp_cache_free_bulk(struct lfp_cache *cache,
 				   void *const *objs, size_t n);

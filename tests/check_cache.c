@@ -982,6 +982,133 @@ START_TEST(cache_bulk_calls)
 END_TEST
 
 /*
+ * Bad input inside a short run, which the inline bulk paths (lfpool.h)
+ * take whole when the cache has the slots or the room: the good objects
+ * before a bad one go in at once, the bad one and the rest out of line,
+ * where it is refused and counted; nothing lost. _i % 5: pool 0 default,
+ * 1 LFP_F_UNCHECKED (a repeated object is undefined there: not tried;
+ * 32-byte objects, whose slots the inline path finds four at a time on
+ * x86-64), 2 LFP_F_STRICT, 3 growable (an object start in memory the
+ * pool has not grown into), 4 LFP_F_UNCHECKED with 24-byte objects (a
+ * stride that is no power of two: one at a time); _i >= 5: through the
+ * thread's implicit cache (lfp_alloc_bulk, lfp_free_bulk) rather than
+ * an explicit one.
+ */
+START_TEST(bulk_inline_refuses_bad_objects)
+{
+	unsigned kind = (unsigned)_i % 5;
+	bool implicit = _i >= 5;
+	struct lfp_config cfg = { .obj_size = 32, .capacity = 256,
+				  .cache_size = 64, .batch_size = 32 };
+	struct lfp_pool *pool;
+	struct lfp_cache *c = NULL;
+	struct lfp_stats st;
+	void *objs[64], *run[16];
+	size_t n = 0, want, taken;
+	uint64_t refused = 0;
+	int local;
+
+	if (kind == 1 || kind == 4)
+		cfg.flags = LFP_F_UNCHECKED;
+	if (kind == 4) {
+		cfg.obj_size = 24;
+		cfg.align = 8;
+	}
+	if (kind == 2)
+		cfg.flags = LFP_F_STRICT;
+	if (kind == 3) {
+		cfg.capacity = 64;
+		cfg.exhaust = LFP_EXHAUST_GROW;
+		cfg.max_capacity = 4096;
+	}
+	ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+	if (!implicit)
+		ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+#define BULK_ALLOC(o, k)                                                       \
+	(implicit ? lfp_alloc_bulk(pool, o, k) : lfp_cache_alloc_bulk(c, o, k))
+#define BULK_FREE(o, k)                                                        \
+	(implicit ? lfp_free_bulk(pool, o, k) : lfp_cache_free_bulk(c, o, k))
+	/* Fill the cache (its first call refills it), then take a few
+	 * from it: the runs below fit in its slots and in its room. */
+	ck_assert_uint_eq(BULK_ALLOC(objs, 40), 40);
+	ck_assert_uint_eq(BULK_FREE(objs + 8, 32), 32);
+	ck_assert_uint_eq(BULK_ALLOC(objs + 8, 8), 8);
+	expect_accounted(pool, 16);
+	for (int i = 0; i < 16; i++)
+		for (int j = 0; j < i; j++)
+			ck_assert_ptr_ne(objs[i], objs[j]);
+
+	/* Good, good, bad..., good: the bad ones refused, each once. */
+	run[n++] = objs[0];
+	run[n++] = objs[1];
+	if (kind != 1 && kind != 4) {
+		run[n++] = objs[0]; /* released earlier in this run */
+		refused++;
+	}
+	run[n++] = &local;
+	run[n++] = (char *)objs[2] + 8;
+	run[n++] = NULL;
+	refused += 3;
+	if (kind == 3) {
+		/* The slot right above the limit: an object's start the pool
+		 * has not grown into (its memory is reserved). */
+		char *top = (char *)objs[0];
+
+		for (int i = 1; i < 16; i++)
+			if ((char *)objs[i] > top)
+				top = objs[i];
+		run[n++] = top + 32 * 64;
+		refused++;
+	}
+	run[n++] = objs[2];
+	run[n++] = objs[3];
+	want = n - refused;
+	ck_assert_uint_eq(BULK_FREE(run, n), want);
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.rejected_frees, refused);
+	expect_accounted(pool, 12);
+	/* An unchecked pool has no generations: lfp_is_live cannot tell. */
+	for (int i = 0; i < 16 && kind != 1 && kind != 4; i++)
+		ck_assert(lfp_is_live(pool, objs[i]) == (i >= 4));
+
+	/* An object released by an earlier call, first in a run. */
+	if (kind != 1 && kind != 4) {
+		run[0] = objs[3];
+		run[1] = objs[4];
+		ck_assert_uint_eq(BULK_FREE(run, 2), 1);
+		lfp_stats(pool, &st);
+		ck_assert_uint_eq(st.rejected_frees, refused + 1);
+		expect_accounted(pool, 11);
+	} else {
+		ck_assert_uint_eq(BULK_FREE(objs + 4, 1), 1);
+	}
+
+	/* The rest back in one run with a foreign object tenth, where the
+	 * inline path looks at objects four at a time (the first eight
+	 * pass, the third four do not), then every slot out and back. */
+	for (n = 0; n < 9; n++)
+		run[n] = objs[5 + n];
+	run[n++] = &local;
+	run[n++] = objs[14];
+	run[n++] = objs[15];
+	ck_assert_uint_eq(BULK_FREE(run, n), 11);
+	refused += kind == 1 || kind == 4 ? 1 : 2; /* and the one above */
+	lfp_stats(pool, &st);
+	ck_assert_uint_eq(st.rejected_frees, refused);
+	expect_accounted(pool, 0);
+	taken = BULK_ALLOC(objs, 64);
+	ck_assert_uint_eq(taken, 64);
+	expect_accounted(pool, 64);
+	ck_assert_uint_eq(BULK_FREE(objs, taken), taken);
+	expect_accounted(pool, 0);
+#undef BULK_ALLOC
+#undef BULK_FREE
+	lfp_cache_destroy(c);
+	lfp_destroy(pool);
+}
+END_TEST
+
+/*
  * An on_free hook that allocates from its own pool: every object released
  * earlier in the same call is free (its on_free ran, lfp_is_live says no),
  * so the pool is not exhausted. Released one by one, the earlier object
@@ -1599,6 +1726,7 @@ int main(void)
 	tcase_add_loop_test(tc, cache_bulk_calls, 0, 3);
 	tcase_add_test(tc, cache_bulk_steals_from_idle);
 	tcase_add_loop_test(tc, bulk_free_hides_no_slot_from_hooks, 0, 3);
+	tcase_add_loop_test(tc, bulk_inline_refuses_bad_objects, 0, 10);
 	tcase_add_test(tc, exiting_threads_lose_nothing);
 	tcase_add_test(tc, late_destructors_keep_no_cache);
 	/* 0, 1: implicit/explicit with membarrier; 2, 3: seq_cst fallback */

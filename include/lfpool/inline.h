@@ -123,21 +123,28 @@ LFPI_H_INLINE void *lfpi_cache_alloc_try(struct lfp_cache *cache)
 }
 
 /*
- * The slot of obj in the cache's pool, by exact division: with stride =
- * odd << shift, the product by the odd part's inverse, rotated right by
- * shift, is the quotient when obj is an object's start, and is beyond any
- * slot (>= nslots) for every other address (NULL, foreign, interior):
- * those, and releases that need checks, go out of line.
+ * The slot of obj in a pool whose first object is at objs, by exact
+ * division: with stride = odd << shift, the product by the odd part's
+ * inverse inv, rotated right by shift, is the quotient when obj is an
+ * object's start, and is beyond any slot (>= nslots) for every other
+ * address (NULL, foreign, interior): those, and releases that need
+ * checks, go out of line.
  */
-LFPI_H_INLINE uint64_t lfpi_cache_slot_of(const struct lfpi_cache_hot *c,
-					  const void *obj)
+LFPI_H_INLINE uint64_t lfpi_slot_by_div(uintptr_t objs, uint64_t inv,
+				    uint64_t shift, const void *obj)
 {
-	uint64_t off = (uint64_t)((uintptr_t)obj - (uintptr_t)c->objs);
-	uint64_t q = off * c->inv;
+	uint64_t q = (uint64_t)((uintptr_t)obj - objs) * inv;
 
 	/* 64 bits until compared: a 32-bit size_t would cut the high bits
 	 * that make every other address fail. */
-	return q >> c->shift | q << ((64 - c->shift) & 63);
+	return q >> shift | q << ((64 - shift) & 63);
+}
+
+/* The slot of obj in the cache's pool. */
+LFPI_H_INLINE uint64_t lfpi_cache_slot_of(const struct lfpi_cache_hot *c,
+					  const void *obj)
+{
+	return lfpi_slot_by_div((uintptr_t)c->objs, c->inv, c->shift, obj);
 }
 
 /* The generation word of slot idx (< nslots). */
@@ -244,6 +251,279 @@ LFPI_H_INLINE int lfpi_cache_free_inline(struct lfp_cache *cache, void *obj)
 }
 
 /*
+ * The bulk calls' fast paths: a run of slots moved in one operation, each
+ * slot checked and turned into a pointer (or back) in the same pass, as
+ * the single paths do one at a time. What they cannot do at once (a
+ * cache that holds too few or has too little room, a thief's request, a
+ * pool with quirks, an object that needs checking out of line) goes to
+ * the out-of-line call of the same name, which does the rest; the
+ * parentheses around its name keep lfpool.h's macros off it.
+ */
+
+/*
+ * An unchecked pool's objects whose stride is a power of two (1 <<
+ * shift): slots and pointers convert with a shift, two at a time in the
+ * SSE2 registers of x86-64, which every such processor has.
+ */
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define LFPI_H_SSE2 1
+#endif
+
+/* objs[i] = the object of slot s[-1 - i], for i < k. */
+LFPI_H_INLINE void lfpi_cache_take_wide(const uint32_t *s, void **objs,
+					uint32_t k, char *base, uint64_t shift)
+{
+	uint32_t i = 0;
+#ifdef LFPI_H_SSE2
+	const __m128i vbase = _mm_set1_epi64x((long long)(uintptr_t)base);
+	const __m128i count = _mm_cvtsi32_si128((int)shift);
+	const __m128i zero = _mm_setzero_si128();
+
+	for (; i + 4 <= k; i += 4) {
+		/* s[-4 - i .. -1 - i], reversed: the top slot first. */
+		__m128i v = _mm_shuffle_epi32(
+			_mm_loadu_si128(
+				(const __m128i *)(const void *)(s - 4 - i)),
+			0x1b);
+		__m128i lo = _mm_unpacklo_epi32(v, zero);
+		__m128i hi = _mm_unpackhi_epi32(v, zero);
+
+		lo = _mm_add_epi64(_mm_sll_epi64(lo, count), vbase);
+		hi = _mm_add_epi64(_mm_sll_epi64(hi, count), vbase);
+		_mm_storeu_si128((__m128i *)(void *)(objs + i), lo);
+		_mm_storeu_si128((__m128i *)(void *)(objs + i + 2), hi);
+	}
+#endif
+	for (; i < k; i++)
+		objs[i] = base + ((size_t)s[-1 - (ptrdiff_t)i] << shift);
+}
+
+/*
+ * s[i] = the slot of objs[i], for i < n, as lfpi_slot_by_div finds it
+ * with inv 1 (shift < 32), stopping at the first object that is not the
+ * start of one of the first bslots slots. Returns how many were put.
+ */
+LFPI_H_INLINE uint32_t lfpi_cache_put_wide(uint32_t *s, void *const *objs,
+					   uint32_t n, uintptr_t base,
+					   uint64_t shift, uint32_t bslots)
+{
+	uint32_t i = 0;
+	uint64_t idx;
+#ifdef LFPI_H_SSE2
+	const __m128i vbase = _mm_set1_epi64x((long long)base);
+	const __m128i count = _mm_cvtsi32_si128((int)shift);
+	const __m128i high = _mm_cvtsi32_si128((int)shift + 32);
+	const __m128i low =
+		_mm_set1_epi64x((long long)((UINT64_C(1) << shift) - 1));
+	const __m128i flip = _mm_set1_epi32(INT32_MIN);
+	const __m128i limit = _mm_xor_si128(_mm_set1_epi32((int)bslots), flip);
+	__m128i bad = _mm_setzero_si128(), below;
+
+	for (; i + 4 <= n; i += 4) {
+		__m128i a = _mm_sub_epi64(
+			_mm_loadu_si128(
+				(const __m128i *)(const void *)(objs + i)),
+			vbase);
+		__m128i b = _mm_sub_epi64(
+			_mm_loadu_si128(
+				(const __m128i *)(const void *)(objs + i + 2)),
+			vbase);
+		__m128i ab = _mm_or_si128(a, b);
+		__m128i v = _mm_castps_si128(_mm_shuffle_ps(
+			_mm_castsi128_ps(_mm_srl_epi64(a, count)),
+			_mm_castsi128_ps(_mm_srl_epi64(b, count)), 0x88));
+
+		/* Not an object's start (low bits set), or beyond 2^32
+		 * slots either way (high bits: an address below base
+		 * wraps there too). */
+		bad = _mm_or_si128(bad, _mm_or_si128(_mm_and_si128(ab, low),
+						     _mm_srl_epi64(ab, high)));
+		/* v >= bslots, unsigned: signed with the top bits flipped. */
+		below = _mm_cmplt_epi32(_mm_xor_si128(v, flip), limit);
+		bad = _mm_or_si128(bad, _mm_andnot_si128(below, flip));
+		_mm_storeu_si128((__m128i *)(void *)(s + i), v);
+	}
+	/* Some object among them goes out of line: find the first one,
+	 * one at a time from the start (what was stored above the count
+	 * is the owner's until the count moves). */
+	if (_mm_movemask_epi8(_mm_cmpeq_epi32(bad, _mm_setzero_si128())) !=
+	    0xffff)
+		i = 0;
+#endif
+	for (; i < n; i++) {
+		idx = lfpi_slot_by_div(base, 1, shift, objs[i]);
+		if (!LFPI_H_LIKELY(idx < bslots))
+			break;
+		s[i] = (uint32_t)idx;
+	}
+	return i;
+}
+
+/*
+ * Take k slots off the top of slots[] (cnt of them, top the word that
+ * counts them, k <= cnt) into objs as objects, inside an operation the
+ * caller entered with ctl 0 or LFPI_CTL_BARE, and leave. With ctl 0 each
+ * generation is made odd (live), as lfpi_cache_take_top does; an
+ * unchecked pool's (LFPI_CTL_BARE) has none.
+ */
+LFPI_H_INLINE void lfpi_cache_take_objs(struct lfpi_cache_hot *c, uint32_t ctl,
+				       uint64_t top, uint32_t cnt, void **objs,
+				       uint32_t k)
+{
+	/* In locals: the stores below could otherwise alias them. */
+	const uint32_t *s = c->slots + cnt;
+	char *base = c->objs;
+	size_t stride = c->stride;
+	LFPI_H_ATOMIC(uint32_t) *gen = c->gen;
+	uint32_t i;
+
+	if (c->inv == 1)
+		lfpi_cache_take_wide(s, objs, k, base, c->shift);
+	else
+		for (i = 0; i < k; i++)
+			objs[i] = base + (size_t)s[-1 - (ptrdiff_t)i] * stride;
+	if (ctl == 0)
+		for (i = 0; i < k; i++) {
+			LFPI_H_ATOMIC(uint32_t) *g =
+				&gen[2 * (size_t)s[-1 - (ptrdiff_t)i]];
+
+			/* Relaxed: as in lfpi_cache_take_top. The slot is
+			 * ours: no thief reaches slots[] while we are in. */
+			LFPI_H_STORE(g, LFPI_H_LOAD(g, relaxed) + 1, relaxed);
+		}
+	/* Release: as in lfpi_cache_pop_top, for all k at once. */
+	LFPI_H_STORE(&c->top, top - k, release);
+	/* Release: as in lfpi_cache_pop_top. */
+	LFPI_H_STORE(&c->active, 0, release);
+}
+
+/*
+ * Check objs[0..n) as the fast release path checks one object, mark each
+ * free and put its slot at slots[cnt + i] (n slots of room there),
+ * inside an operation entered with ctl 0 or LFPI_CTL_BARE, stopping at
+ * the first object that must go out of line. Returns how many were put:
+ * counted by lfpi_cache_put_done.
+ */
+LFPI_H_INLINE uint32_t lfpi_cache_put_objs(struct lfpi_cache_hot *c,
+					  uint32_t ctl, uint32_t cnt,
+					  void *const *objs, uint32_t n)
+{
+	/* In locals: the stores below could otherwise alias them. */
+	uint32_t *s = c->slots + cnt, i, k;
+	uintptr_t base = (uintptr_t)c->objs;
+	uint64_t inv = c->inv, shift = c->shift, idx;
+	/* The slots there are: a default pool's, or an unchecked one's. */
+	uint64_t bound = ctl == 0 ? c->nslots : c->bslots;
+	LFPI_H_ATOMIC(uint32_t) *gen = c->gen;
+
+	/* First the slots, up to the first object that is no object's
+	 * start in the pool. */
+	if (inv == 1 && shift < 32) {
+		k = lfpi_cache_put_wide(s, objs, n, base, shift,
+					(uint32_t)bound);
+	} else {
+		for (k = 0; k < n; k++) {
+			idx = lfpi_slot_by_div(base, inv, shift, objs[k]);
+			if (!LFPI_H_LIKELY(idx < bound))
+				break;
+			s[k] = (uint32_t)idx;
+		}
+	}
+	if (ctl != 0)
+		return k;
+	/* Then, in a default pool, each generation, up to the first object
+	 * already free (earlier in this run too): out of line, to be
+	 * refused. */
+	for (i = 0; i < k; i++) {
+		LFPI_H_ATOMIC(uint32_t) *g = &gen[2 * (size_t)s[i]];
+		uint32_t v = LFPI_H_LOAD(g, relaxed);
+
+		if (!LFPI_H_LIKELY(v & 1))
+			break;
+		/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
+		LFPI_H_STORE(g, v + 1, relaxed);
+	}
+	return i;
+}
+
+/* Count the k slots lfpi_cache_put_objs put above the count top read,
+ * as k releases, and leave. */
+LFPI_H_INLINE void lfpi_cache_put_done(struct lfpi_cache_hot *c, uint64_t top,
+				       uint32_t k)
+{
+	/* Release: as in lfpi_cache_push_top, for all k at once. */
+	LFPI_H_STORE(&c->top, top + k * (1 + LFPI_TOP_FREE), release);
+	/* Release: as in lfpi_cache_push_top. */
+	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + k, release);
+	/* Release: as in lfpi_cache_take_top. */
+	LFPI_H_STORE(&c->active, 0, release);
+}
+
+/* lfp_cache_alloc_bulk on a cache that is not NULL. */
+LFPI_H_INLINE size_t lfpi_cache_alloc_bulk_body(struct lfp_cache *cache,
+						void **objs, size_t n)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint32_t ctl, cnt;
+	uint64_t top;
+
+	ctl = lfpi_cache_enter_fast(c);
+	top = LFPI_H_LOAD(&c->top, relaxed);
+	cnt = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (LFPI_H_LIKELY((ctl & ~LFPI_CTL_BARE) == 0) &&
+	    LFPI_H_LIKELY(n <= cnt) && LFPI_H_LIKELY(objs != (void **)0)) {
+		lfpi_cache_take_objs(c, ctl, top, cnt, objs, (uint32_t)n);
+		return n;
+	}
+	/* Release: as in lfpi_cache_take_top. */
+	LFPI_H_STORE(&c->active, 0, release);
+	return (lfp_cache_alloc_bulk)(cache, objs, n);
+}
+
+/* lfp_cache_free_bulk on a cache that is not NULL. */
+LFPI_H_INLINE size_t lfpi_cache_free_bulk_body(struct lfp_cache *cache,
+					       void *const *objs, size_t n)
+{
+	struct lfpi_cache_hot *c = (struct lfpi_cache_hot *)cache;
+	uint32_t ctl, cnt, k;
+	uint64_t top;
+
+	ctl = lfpi_cache_enter_fast(c);
+	top = LFPI_H_LOAD(&c->top, relaxed);
+	cnt = (uint32_t)(top & LFPI_TOP_COUNT);
+	if (LFPI_H_LIKELY((ctl & ~LFPI_CTL_BARE) == 0) &&
+	    LFPI_H_LIKELY(n <= c->size - cnt) &&
+	    LFPI_H_LIKELY(objs != (void *const *)0)) {
+		k = lfpi_cache_put_objs(c, ctl, cnt, objs, (uint32_t)n);
+		lfpi_cache_put_done(c, top, k);
+		if (LFPI_H_LIKELY(k == n))
+			return n;
+		/* The rest out of line, from the object that stopped us. */
+		return k + (lfp_cache_free_bulk)(cache, objs + k, n - k);
+	}
+	/* Release: as in lfpi_cache_take_top. */
+	LFPI_H_STORE(&c->active, 0, release);
+	return (lfp_cache_free_bulk)(cache, objs, n);
+}
+
+LFPI_H_INLINE size_t lfpi_cache_alloc_bulk_inline(struct lfp_cache *cache,
+						  void **objs, size_t n)
+{
+	if (!LFPI_H_LIKELY(cache != (struct lfp_cache *)0))
+		return 0;
+	return lfpi_cache_alloc_bulk_body(cache, objs, n);
+}
+
+LFPI_H_INLINE size_t lfpi_cache_free_bulk_inline(struct lfp_cache *cache,
+						 void *const *objs, size_t n)
+{
+	if (!LFPI_H_LIKELY(cache != (struct lfp_cache *)0))
+		return 0;
+	return lfpi_cache_free_bulk_body(cache, objs, n);
+}
+
+/*
  * The calling thread's table entry for pool (not NULL): its implicit
  * cache of pool if lfpi_cache_is_of says so; otherwise the out-of-line
  * path finds or makes one.
@@ -311,20 +591,19 @@ LFPI_H_INLINE void *lfpi_bare_alloc(const struct lfpi_pool_hot *h,
 }
 
 /*
- * lfp_free in a bare pool: the slot by exact division, as
- * lfpi_cache_slot_of finds it; any address that is not the start of an
- * object the pool has grown into (NULL, foreign, interior) goes out of
- * line to be refused. Then push the slot with one CAS.
+ * lfp_free in a bare pool: the slot by exact division (lfpi_slot_by_div);
+ * any address that is not the start of an object the pool has grown into
+ * (NULL, foreign, interior) goes out of line to be refused. Then push the
+ * slot with one CAS.
  */
 LFPI_H_INLINE int lfpi_bare_free(const struct lfpi_pool_hot *h,
 				 struct lfp_pool *pool, void *obj)
 {
-	uint64_t off = (uint64_t)((uintptr_t)obj - (uintptr_t)h->objs);
-	uint64_t q = off * h->inv, idx, old;
+	uint64_t idx, old;
 	LFPI_H_ATOMIC_U64 *head = h->head;
 	LFPI_H_ATOMIC(uint32_t) *link;
 
-	idx = q >> h->shift | q << ((64 - h->shift) & 63);
+	idx = lfpi_slot_by_div((uintptr_t)h->objs, h->inv, h->shift, obj);
 	/* Relaxed: a thread that was handed an object of a segment grown
 	 * later saw that limit (see lfpi_mark_free in src/pool/pool.h). */
 	if (!LFPI_H_LIKELY(idx < LFPI_H_LOAD(h->limit, relaxed)))
@@ -396,6 +675,30 @@ LFPI_H_INLINE bool lfpi_cache_find(const struct lfp_pool *pool, uint32_t num,
 		return false;
 	*out = c;
 	return true;
+}
+
+LFPI_H_INLINE size_t lfpi_alloc_bulk_inline(struct lfp_pool *pool,
+					    void **objs, size_t n)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	    LFPI_H_LIKELY(lfpi_cache_find(
+		    pool, ((const struct lfpi_pool_hot *)pool)->num, &c)))
+		return lfpi_cache_alloc_bulk_body(c, objs, n);
+	return (lfp_alloc_bulk)(pool, objs, n);
+}
+
+LFPI_H_INLINE size_t lfpi_free_bulk_inline(struct lfp_pool *pool,
+					   void *const *objs, size_t n)
+{
+	struct lfp_cache *c;
+
+	if (LFPI_H_LIKELY(pool != (struct lfp_pool *)0) &&
+	    LFPI_H_LIKELY(lfpi_cache_find(
+		    pool, ((const struct lfpi_pool_hot *)pool)->num, &c)))
+		return lfpi_cache_free_bulk_body(c, objs, n);
+	return (lfp_free_bulk)(pool, objs, n);
 }
 
 /* Whether the inline path finds the calling thread's implicit cache of
@@ -547,6 +850,12 @@ LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
 #define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
 #define lfp_alloc(pool) lfpi_alloc_inline(pool)
 #define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
+#define lfp_cache_alloc_bulk(cache, objs, n)                                  \
+	lfpi_cache_alloc_bulk_inline(cache, objs, n)
+#define lfp_cache_free_bulk(cache, objs, n)                                   \
+	lfpi_cache_free_bulk_inline(cache, objs, n)
+#define lfp_alloc_bulk(pool, objs, n) lfpi_alloc_bulk_inline(pool, objs, n)
+#define lfp_free_bulk(pool, objs, n) lfpi_free_bulk_inline(pool, objs, n)
 #define lfp_family_alloc(fam, size) lfpi_family_alloc_inline(fam, size)
 #define lfp_family_free(fam, obj) lfpi_family_free_inline(fam, obj)
 #define lfp_family_cache_alloc(fc, size)                                      \

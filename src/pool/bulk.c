@@ -11,15 +11,30 @@
  */
 #include "pool/pool.h"
 
-/* Slots objs[0..k) (indices), just taken in a pool without quirks:
- * make them live and turn them into pointers, as the inline path does. */
-static void bulk_hand_out_run(struct lfp_pool *pool, void **objs, size_t k)
+/* Slots objs[0..k) (indices), just taken through cache c of a pool
+ * without quirks: make them live and turn them into pointers, as the
+ * inline path does (the cache's words in locals, read once). */
+static void bulk_hand_out_run(const struct lfp_cache *c, void **objs,
+			      size_t k)
 {
-	for (size_t i = 0; i < k; i++) {
-		uint32_t idx = (uint32_t)(uintptr_t)objs[i];
+	char *base = c->hot.objs;
+	size_t stride = c->hot.stride;
+	_Atomic(uint32_t) *gen = c->hot.gen; /* NULL: an unchecked pool */
 
-		lfpi_mark_live(pool, idx);
-		objs[i] = lfpi_obj(pool, idx);
+	if (!gen) {
+		for (size_t i = 0; i < k; i++)
+			objs[i] = base + (uintptr_t)objs[i] * stride;
+		return;
+	}
+	for (size_t i = 0; i < k; i++) {
+		size_t idx = (uintptr_t)objs[i];
+		_Atomic(uint32_t) *g = &gen[2 * idx];
+
+		/* Relaxed: as in lfpi_mark_live. */
+		atomic_store_explicit(
+			g, atomic_load_explicit(g, memory_order_relaxed) + 1,
+			memory_order_relaxed);
+		objs[i] = base + idx * stride;
 	}
 }
 
@@ -61,7 +76,7 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 	       (k = lfpi_cache_pop_run(cache, objs + got, n - got))) {
 		/* Outside the operation, as single allocations do. */
 		if (LFPI_LIKELY(!cache->quirks))
-			bulk_hand_out_run(cache->pool, objs + got, k);
+			bulk_hand_out_run(cache, objs + got, k);
 		else
 			for (size_t i = got; i < got + k; i++)
 				objs[i] = lfpi_hand_out(

@@ -80,6 +80,53 @@ bool lfpi_cache_is_mine(const struct lfp_cache *c)
 	return false;
 }
 
+// The bulk calls' out-of-line halves (src/pool/bulk.c), which the
+// inline bulk paths call when a thief's request is pending: one slot at
+// a time through the out-of-line pop and put, made live or free as the
+// library does (parenthesized: lfpool.h makes their names macros).
+// With bulk_idle set (handover), they return at once: that test is of
+// the inline paths' own leaving.
+static bool bulk_idle;
+
+size_t (lfp_cache_alloc_bulk)(struct lfp_cache *c, void **objs, size_t n)
+{
+	size_t got = 0;
+
+	if (bulk_idle)
+		return 0;
+	for (; got < n; got++) {
+		uint32_t ctl = LFPI_CTL_OUT, idx = lfpi_cache_pop(c, &ctl);
+		_Atomic(uint32_t) *g;
+
+		if (idx == LFPI_NIL)
+			break;
+		g = &c->hot.gen[2 * (size_t)idx];
+		atomic_store_explicit(
+			g, atomic_load_explicit(g, memory_order_relaxed) + 1,
+			memory_order_relaxed);
+		objs[got] = c->hot.objs + (size_t)idx * c->hot.stride;
+	}
+	return got;
+}
+
+size_t (lfp_cache_free_bulk)(struct lfp_cache *c, void *const *objs,
+			     size_t n)
+{
+	if (bulk_idle)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t idx = (uint32_t)lfpi_cache_slot_of(&c->hot, objs[i]);
+		_Atomic(uint32_t) *g = &c->hot.gen[2 * (size_t)idx];
+
+		RL_ASSERT(idx < c->hot.nslots);
+		atomic_store_explicit(
+			g, atomic_load_explicit(g, memory_order_relaxed) + 1,
+			memory_order_relaxed);
+		lfpi_cache_put(c, idx);
+	}
+	return n;
+}
+
 namespace {
 
 constexpr uint32_t SLOTS = 4, CACHE_SIZE = 4, BATCH = 2, MAGS = 4;
@@ -106,6 +153,7 @@ struct pool_base {
 	void init(int membarrier, bool published)
 	{
 		lfpi_cache_membarrier = membarrier;
+		bulk_idle = false;
 		lfpm_cache_fold = UINT64_C(1) << 50;
 		lfpm_now_ns = 0;
 		lfpm_clock_step = 100000;
@@ -230,6 +278,21 @@ struct pool_base {
 			} else {
 				lfpi_cache_push(c, idx, 0);
 			}
+		}
+	}
+
+	// The owner through the inline bulk paths, a run of one slot each
+	// way (the out-of-line halves above when a thief's request is
+	// pending or the cache is empty).
+	void owner_bulk(int rounds)
+	{
+		for (int k = 0; k < rounds; k++) {
+			void *p;
+
+			if (lfpi_cache_alloc_bulk_body(c, &p, 1) != 1)
+				continue;
+			lfpm_own(*static_cast<object *>(p));
+			RL_ASSERT(lfpi_cache_free_bulk_body(c, &p, 1) == 1);
 		}
 	}
 
@@ -452,6 +515,13 @@ struct counts_across : rl::test_suite<counts_across<HOW>, 3>, pool_base {
 				lfpi_cache_push(c2, given, 0);
 				return;
 			}
+			if (HOW == 3) {
+				void *p = &objs[given];
+
+				RL_ASSERT(lfpi_cache_free_bulk_body(c2, &p, 1) ==
+					  1);
+				return;
+			}
 			mark_free(given);
 			if (HOW == 1) {
 				lfpi_cache_put(c2, given);
@@ -505,7 +575,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 	// Whether hot.top holds a value only B stores.
 	static bool by_b(uint64_t top)
 	{
-		if (FIRST == 1 || FIRST == 4)
+		if (FIRST == 1 || FIRST == 4 || FIRST == 8)
 			return top == word(1, 0);
 		if (FIRST == 3)
 			return top == word(3, 2) || top == word(2, 1);
@@ -518,7 +588,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 
 			for (uint32_t k = 0; k < 3; k++)
 				idx[k] = take(); // the fold 2|2, then 1|1
-			if (FIRST == 1 || FIRST == 4) {
+			if (FIRST == 1 || FIRST == 4 || FIRST == 8) {
 				// B's hit takes the last slot: 1|0.
 				handed($).store(1, rl::mo_release);
 				for (uint32_t k = 0; k < 3; k++)
@@ -547,12 +617,22 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 
 			if (FIRST == 2) {
 				lfpi_cache_push(c, given, 0);
+			} else if (FIRST == 8) {
+				RL_ASSERT(lfpi_cache_alloc_bulk_body(c, &obj, 1) ==
+					  1);
+				got = (uint32_t)(static_cast<object *>(obj) - objs);
+				lfpm_own(objs[got]);
+				lfpi_stack_push(&pool.free, got, got);
+			} else if (FIRST == 9) {
+				obj = &objs[given];
+				RL_ASSERT(lfpi_cache_free_bulk_body(c, &obj, 1) ==
+					  1);
 			} else if (FIRST == 4) {
 				RL_ASSERT(lfpi_cache_pop_run(c, &obj, 1) == 1);
 				got = (uint32_t)(uintptr_t)obj;
 				lfpm_own(objs[got]);
 				lfpi_stack_push(&pool.free, got, got);
-			} else if (FIRST >= 5) {
+			} else if (FIRST >= 5 && FIRST <= 7) {
 				// Marked free, as the callers do first.
 				mark_free(given);
 				if (FIRST == 5) {
@@ -700,6 +780,20 @@ struct steal_put : rl::test_suite<steal_put, 2>, pool_base {
 	void after() { all_back(); }
 };
 
+// The same with the owner on the inline bulk paths
+// (lfpi_cache_take_objs, lfpi_cache_put_done).
+struct steal_bulk : rl::test_suite<steal_bulk, 2>, pool_base {
+	void before() { init(LFPI_MB_SYSCALL, true); }
+	void thread(unsigned id)
+	{
+		if (id == 0)
+			owner_bulk(2);
+		else
+			thief();
+	}
+	void after() { all_back(); }
+};
+
 // A fork while the owner's thread makes and publishes its cache, as a
 // first lfp_alloc does: the fork's handlers find the registry's head
 // empty, or the cache with its atomics stored (a stale read of one is
@@ -730,15 +824,18 @@ struct fork_publish : rl::test_suite<fork_publish, 2>, pool_base {
 // unchecked pool's lfp_cache_free_try makes it) and leaves; a thief
 // empties the cache meanwhile, and must see the first owner's writes to
 // the objects, which only the second owner's release on leaving carries
-// to it.
-template <bool PUSH>
-struct handover : rl::test_suite<handover<PUSH>, 3>, pool_base {
+// to it. HOW: 0 lfpi_cache_alloc_try, 1 lfpi_cache_push_try, 2 and 3 the
+// inline bulk paths (an allocation of one slot, a release of none),
+// whose out-of-line halves then do nothing.
+template <int HOW>
+struct handover : rl::test_suite<handover<HOW>, 3>, pool_base {
 	rl::atomic<int> handed;
 
 	void before()
 	{
 		init(0, true);
 		handed($).store(0, rl::mo_relaxed);
+		bulk_idle = true;
 	}
 	void thread(unsigned id)
 	{
@@ -748,10 +845,16 @@ struct handover : rl::test_suite<handover<PUSH>, 3>, pool_base {
 		} else if (id == 1) {
 			while (!handed($).load(rl::mo_acquire))
 				rl::yield(1, $);
-			if (PUSH)
-				RL_ASSERT(lfpi_cache_push_try(c, 0) == 1);
-			else
+			void *p = &objs[0];
+
+			if (HOW == 0)
 				RL_ASSERT(!lfpi_cache_alloc_try(c));
+			else if (HOW == 1)
+				RL_ASSERT(lfpi_cache_push_try(c, 0) == 1);
+			else if (HOW == 2)
+				RL_ASSERT(!lfpi_cache_alloc_bulk_body(c, &p, 1));
+			else
+				RL_ASSERT(!lfpi_cache_free_bulk_body(c, &p, 0));
 		} else {
 			thief();
 		}
@@ -770,6 +873,7 @@ int main(int argc, char **argv)
 		{"fork_publish", 20000, lfpm_run<fork_publish>, false},
 		// Its bounded search takes 10 s: random search only.
 		{"steal_put", 20000, lfpm_run<steal_put>, true},
+		{"steal_bulk", 20000, lfpm_run<steal_bulk>, true},
 		// Three threads: their bounded search takes minutes.
 		{"fold_handover_pop", 20000, lfpm_run<fold_handover<1>>, true},
 		{"fold_handover_push", 20000, lfpm_run<fold_handover<2>>, true},
@@ -782,16 +886,24 @@ int main(int argc, char **argv)
 		{"fold_handover_put_slow", 20000, lfpm_run<fold_handover<6>>,
 		 true},
 		{"fold_handover_put", 20000, lfpm_run<fold_handover<7>>, true},
+		{"fold_handover_take_objs", 20000, lfpm_run<fold_handover<8>>,
+		 true},
+		{"fold_handover_put_objs", 20000, lfpm_run<fold_handover<9>>,
+		 true},
 		{"counts_across", 20000, lfpm_run<counts_across<0>>, true},
 		{"counts_across_put", 20000, lfpm_run<counts_across<1>>, true},
 		{"counts_across_slow", 20000, lfpm_run<counts_across<2>>,
+		 true},
+		{"counts_across_bulk", 20000, lfpm_run<counts_across<3>>,
 		 true},
 		{"counts_fold", 20000, lfpm_run<counts_fold>, false},
 		// A thief waits for the other: its bounded search runs on.
 		{"two_thieves", 20000, lfpm_run<two_thieves>, true},
 		{"steal_seq_cst", 20000, lfpm_run<steal_seq_cst>, false},
-		{"handover", 20000, lfpm_run<handover<false>>, true},
-		{"handover_push", 20000, lfpm_run<handover<true>>, true},
+		{"handover", 20000, lfpm_run<handover<0>>, true},
+		{"handover_push", 20000, lfpm_run<handover<1>>, true},
+		{"handover_alloc_bulk", 20000, lfpm_run<handover<2>>, true},
+		{"handover_free_bulk", 20000, lfpm_run<handover<3>>, true},
 		{"fork_membarrier", 20000,
 		 lfpm_run<fork_hold<LFPI_MB_SYSCALL, false>>, false},
 		{"fork_seq_cst", 20000, lfpm_run<fork_hold<0, false>>, false},
@@ -808,6 +920,10 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_cache_alloc_try",
 		"include/lfpool/inline.h:lfpi_cache_push_top",
 		"include/lfpool/inline.h:lfpi_cache_push_try",
+		"include/lfpool/inline.h:lfpi_cache_take_objs",
+		"include/lfpool/inline.h:lfpi_cache_put_done",
+		"include/lfpool/inline.h:lfpi_cache_alloc_bulk_body",
+		"include/lfpool/inline.h:lfpi_cache_free_bulk_body",
 		"src/cache/cache.h:lfpi_cache_put",
 		"src/cache/exchange.c:lfpi_cache_enter",
 		"src/cache/exchange.c:lfpi_cache_leave",
