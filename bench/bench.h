@@ -25,7 +25,7 @@
 
 /* Objects a run may hold at once, over all threads: enough for every
  * workload at BENCH_MAX_THREADS (churn: 8 x 4096 live, particles: 8 x
- * 4352 live plus mailboxes). */
+ * 4352 live plus mailboxes, bulk32-burst: 8 x 1024). */
 #define BENCH_CAPACITY (UINT32_C(1) << 17)
 
 enum bench_workload {
@@ -35,6 +35,18 @@ enum bench_workload {
 	WL_CHURN,      /* 4096 live; release a random one, allocate anew */
 	WL_HANDOFF,    /* producers allocate, consumers release */
 	WL_PARTICLE,   /* frames of spawn, age, expire; some freed remotely */
+	/*
+	 * The bulk calls, for contenders that have them (bench_wl_bulk): n
+	 * objects taken in one call, written, released in one call, which
+	 * leaves a cache as full as it was; or calls of 32 until 1024 are
+	 * held, then calls of 32 releasing the newest batch first, which
+	 * empties and overfills a cache every round. An operation is one
+	 * object.
+	 */
+	WL_BULK8,
+	WL_BULK32,
+	WL_BULK256,
+	WL_BULK32_BURST,
 	/*
 	 * An engine with many pools (workloads_many.h): operation k goes to
 	 * pool k % N, as pairs or as bursts of 256 over the N pools.
@@ -57,6 +69,7 @@ enum bench_workload {
 	WL_COUNT
 };
 
+#define WL_FIRST_BULK WL_BULK8
 #define WL_FIRST_MANY WL_POOLS1_PAIR
 #define WL_FIRST_FAMILY WL_FAM_PAIR
 
@@ -97,7 +110,8 @@ struct bench_contender {
 	/* In each worker thread; the context is passed to alloc and free. */
 	void *(*enter)(unsigned tid);
 	void (*leave)(void *ctx);
-	/* The workloads, with alloc and free inlined (workloads.h). */
+	/* The workloads, with alloc and free inlined (workloads.h); the
+	 * bulk ones (WL_FIRST_BULK ..) only where it has bulk calls. */
 	const bench_fn *fns;
 	/* The workloads of many pools and families; NULL: none of them. */
 	const struct bench_many *many;
@@ -177,7 +191,7 @@ struct bench_micro_cell {
 };
 
 /* The whole measurement: what ran, and every repetition of every cell. */
-#define BENCH_NCT 17
+#define BENCH_NCT 18
 #define BENCH_MAX_TCOUNTS 4
 
 struct bench_cell {
@@ -214,6 +228,8 @@ int bench_report(const struct bench_table *t, const char *dir);
 void bench_report_many(FILE *f, const struct bench_table *t);
 /* report_lean.c: the bare shared list against the lean lists, if measured */
 void bench_report_lean(FILE *f, const struct bench_table *t);
+/* report_bulk.c: lfpool's bulk calls against rte_mempool's, if measured */
+void bench_report_bulk(FILE *f, const struct bench_table *t);
 /* medians.c, what every section reads: */
 /* Median of field (0: Mops/s, 1: CPU ns/op) over a cell's repetitions,
  * or NAN when none succeeded. */
@@ -239,6 +255,8 @@ extern const char *const bench_wl_label[WL_COUNT];
 bool bench_wl_local(enum bench_workload wl); /* objects stay with a thread */
 /* A workload of many pools or of families: run only when named. */
 bool bench_wl_many(enum bench_workload wl);
+/* A workload of the bulk calls (WL_FIRST_BULK .. WL_FIRST_MANY). */
+bool bench_wl_bulk(enum bench_workload wl);
 /* The pools a WL_POOLS* workload spreads its operations over, else 0. */
 unsigned bench_wl_pools(enum bench_workload wl);
 /* Whether ct has a loop for wl (its fns, or its many's for those). */
@@ -286,6 +304,7 @@ extern const struct bench_contender bench_lfp_huge;
 extern const struct bench_contender bench_treiber;
 extern const struct bench_contender bench_boost_freelist;
 extern const struct bench_contender bench_tbbmalloc;
+extern const struct bench_contender bench_rte_mempool;
 
 /* run.c: print per-run details from the contenders (--verbose, which
  * main.c reads) */

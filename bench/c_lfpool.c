@@ -9,7 +9,11 @@
  *   generation word: the cached paths touch only the cache and the
  *   object), and the same pool through the implicit cache.
  * The implicit and explicit rows run the workloads of many pools and of
- * families too, with the hooks of c_lfpmany.c.
+ * families too, with the hooks of c_lfpmany.c; every cached row runs the
+ * bulk workloads, with lfp_alloc_bulk/lfp_free_bulk (implicit) or
+ * lfp_cache_alloc_bulk/lfp_cache_free_bulk (explicit): calls into the
+ * library today, inline wherever lfpool.h comes to define them inline.
+ * The bare row has none: its list is the shared one alone.
  * After each run the pool's counters must show every object back and no
  * release refused.
  */
@@ -122,7 +126,25 @@ WL_INLINE void lfpb_free(void *ctx, void *obj)
 		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
 }
 
+WL_INLINE size_t lfpb_alloc_bulk(void *ctx, void **objs, size_t n)
+{
+	return lfp_alloc_bulk(ctx, objs, n);
+}
+
+WL_INLINE void lfpb_free_bulk(void *ctx, void *const *objs, size_t n)
+{
+	if (__builtin_expect(lfp_free_bulk(ctx, objs, n) != n, 0))
+		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
+}
+
+/* lfp_bare's loops, and the implicit rows' with the bulk ones too. */
 BENCH_WORKLOADS(lfpb, lfpb_alloc, lfpb_free);
+BENCH_BULK_LOOPS(lfpb, lfpb_alloc_bulk, lfpb_free_bulk)
+
+static const bench_fn lfpb_bulk_fns[WL_COUNT] = {
+	BENCH_WORKLOAD_FNS(lfpb),
+	BENCH_BULK_FNS(lfpb),
+};
 
 const struct bench_contender bench_lfp_bare = {
 	.name = "lfp_bare",
@@ -170,7 +192,19 @@ WL_INLINE void lfpb_cache_free(void *ctx, void *obj)
 		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
 }
 
-BENCH_WORKLOADS(lfpc, lfpb_cache_alloc, lfpb_cache_free);
+WL_INLINE size_t lfpb_cache_alloc_bulk(void *ctx, void **objs, size_t n)
+{
+	return lfp_cache_alloc_bulk(ctx, objs, n);
+}
+
+WL_INLINE void lfpb_cache_free_bulk(void *ctx, void *const *objs, size_t n)
+{
+	if (__builtin_expect(lfp_cache_free_bulk(ctx, objs, n) != n, 0))
+		atomic_store_explicit(&lfpb_refused, 1, memory_order_relaxed);
+}
+
+BENCH_WORKLOADS_BULK(lfpc, lfpb_cache_alloc, lfpb_cache_free,
+		     lfpb_cache_alloc_bulk, lfpb_cache_free_bulk);
 
 const struct bench_contender bench_lfp_implicit = {
 	.name = "lfp_implicit",
@@ -181,7 +215,7 @@ const struct bench_contender bench_lfp_implicit = {
 	.teardown = lfpb_teardown,
 	.enter = lfpb_enter,
 	.leave = lfpb_leave,
-	.fns = lfpb_fns,
+	.fns = lfpb_bulk_fns,
 	.many = &bench_many_lfp_implicit,
 };
 
@@ -237,5 +271,5 @@ const struct bench_contender bench_lfp_unchecked_implicit = {
 	.teardown = lfpb_teardown,
 	.enter = lfpb_enter,
 	.leave = lfpb_leave,
-	.fns = lfpb_fns,
+	.fns = lfpb_bulk_fns,
 };

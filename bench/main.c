@@ -34,6 +34,7 @@ static const struct bench_contender *const main_all[BENCH_NCT] = {
 	&bench_urcu,    &bench_mutex,        &bench_lfp_huge,
 	&bench_treiber, &bench_boost_freelist, &bench_tbbmalloc,
 	&bench_lfp_unchecked, &bench_lfp_unchecked_implicit,
+	&bench_rte_mempool,
 };
 
 struct main_opts {
@@ -55,25 +56,31 @@ static void main_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lfpbench [options]\n"
-		"  --quick              3 repetitions of 60 ms (1-2 minutes)\n"
+		"  --quick              3 repetitions of 60 ms (2-3 minutes)\n"
 		"  --reps N             repetitions per cell (default 5)\n"
 		"  --time MS            timed window per run (default 200)\n"
 		"  --warmup MS          untimed start of each run (default 40)\n"
 		"  --threads LIST       thread counts, e.g. 1,2,4,8 (default)\n"
 		"  --workloads LIST     from: pair,burst-lifo,burst-shuffled,"
-		"churn,handoff,particles\n"
-		"                       (the default), and, only when named, "
-		"the workloads of\n"
-		"                       many pools, pools1-pair .. pools8-pair,"
-		" pools1-burst ..\n"
-		"                       pools8-burst (N = 1, 2, 4, 8), and of "
-		"size-class families,\n"
-		"                       family-pair, family-burst, "
-		"family-mixed-pair,\n"
-		"                       family-mixed-burst; 'pools', 'family' "
-		"and 'default' name\n"
-		"                       those groups (pools,family: 4-5 minutes"
-		" at --threads 1,2,8)\n"
+		"churn,handoff,\n"
+		"                       particles, and bulk8,bulk32,bulk256,"
+		"bulk32-burst (per\n"
+		"                       object; the rows with bulk calls only: "
+		"lfpool's cached\n"
+		"                       rows and rte_mempool): the default; and,"
+		" only when\n"
+		"                       named, the workloads of many pools, "
+		"pools1-pair ..\n"
+		"                       pools8-pair, pools1-burst .. pools8-burst"
+		" (N = 1, 2, 4,\n"
+		"                       8), and of size-class families, "
+		"family-pair,\n"
+		"                       family-burst, family-mixed-pair, "
+		"family-mixed-burst;\n"
+		"                       'bulk', 'pools', 'family' and 'default' "
+		"name those\n"
+		"                       groups (pools,family: 4-5 minutes at "
+		"--threads 1,2,8)\n"
 		"  --contenders LIST    from: local,lfp_explicit,lfp_implicit,"
 		"lfp_bare,glibc,\n"
 		"                       mimalloc,jemalloc,tcmalloc,ck_stack,"
@@ -81,6 +88,7 @@ static void main_usage(FILE *f)
 		"                       treiber,boost_freelist,tbbmalloc,"
 		"lfp_unchecked,\n"
 		"                       lfp_unchecked_implicit (LFP_F_UNCHECKED),\n"
+		"                       rte_mempool (DPDK, when built with it),\n"
 		"                       lfp_huge (LFP_F_HUGEPAGE; only when "
 		"named here)\n"
 		"  --jemalloc PATH      libjemalloc.so to LD_PRELOAD for its row\n"
@@ -103,7 +111,10 @@ static void main_usage(FILE *f)
 		"  --micro              only the bulk-call measurements "
 		"(lfp_resolve_bulk,\n"
 		"                       lfp_alloc_bulk/lfp_free_bulk against "
-		"single calls; seconds)\n"
+		"single calls, one\n"
+		"                       thread; seconds); the bulk workloads "
+		"against rte_mempool\n"
+		"                       are --workloads bulk\n"
 		"  --no-micro           leave them out\n"
 		"  --verbose            per-run details on stderr\n");
 }
@@ -129,6 +140,9 @@ static bool main_wl_group(const char *name, int *first, int *end)
 {
 	if (!strcmp(name, "default")) {
 		*first = 0;
+		*end = WL_FIRST_MANY;
+	} else if (!strcmp(name, "bulk")) {
+		*first = WL_FIRST_BULK;
 		*end = WL_FIRST_MANY;
 	} else if (!strcmp(name, "pools")) {
 		*first = WL_FIRST_MANY;

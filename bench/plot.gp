@@ -4,12 +4,18 @@
 if (!exists("dir")) dir = "."
 load dir . "/plot.cfg"
 
-set terminal pngcairo size 1500,950 font ",9" noenhanced
+# Three panels a row for the six single-object workloads, five when the
+# four bulk ones are there too.
+npanels = words(workloads)
+ncols = (npanels > 6) ? 5 : 3
+nrows = (npanels + ncols - 1) / ncols
+set terminal pngcairo size 500 * ncols, 475 * nrows font ",9" noenhanced
 set output dir . "/results.png"
 
 # One style per contender, in lfpbench's column order: the limit dashed,
 # lfpool thick and warm, general-purpose allocators cool, other pools grey;
-# the lean lists (treiber, boost_freelist) dashed, tbbmalloc cool.
+# the lean lists (treiber, boost_freelist) dashed, tbbmalloc cool,
+# DPDK's rte_mempool a pool of its own kind, dark and solid.
 set linetype 1 lc rgb "black" lw 1.5 dt 2 pt 1
 set linetype 2 lc rgb "#d62728" lw 3 dt 1 pt 7
 set linetype 3 lc rgb "#ff7f0e" lw 3 dt 1 pt 5
@@ -29,6 +35,7 @@ set linetype 15 lc rgb "#98df8a" lw 1.5 dt 1 pt 2
 # beside the explicit and implicit rows' colours.
 set linetype 16 lc rgb "#d62728" lw 3 dt 3 pt 7
 set linetype 17 lc rgb "#ff7f0e" lw 3 dt 3 pt 5
+set linetype 18 lc rgb "#393b79" lw 2 dt 1 pt 6
 
 set datafile missing "?"
 set logscale x 2
@@ -38,9 +45,11 @@ set xrange [0.85:9.5]
 set xlabel "threads"
 set ylabel "Mops/s (log scale)"
 set grid ytics mytics xtics
-set multiplot layout 2,3 title "lfpool and peers: throughput against threads, 64-byte objects (medians)"
+set multiplot layout nrows, ncols title "lfpool and peers: throughput against threads, 64-byte objects (medians)"
 do for [i=1:words(workloads)] {
 	wl = word(workloads, i)
+	# the columns with data in this panel (plot.cfg)
+	cols = value(sprintf("cols%d", i))
 	set title wl
 	if (i == 1) { set key bottom right font ",8" samplen 3 } else { unset key }
 	plot for [k=1:words(cols)] dir . "/plot-" . wl . ".dat" \

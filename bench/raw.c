@@ -195,6 +195,9 @@ int bench_load(struct bench_table *t,
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
 		t->ct[ci] = all[ci];
 		names[ci] = all[ci]->name;
+		/* A row newer than the file; its "#unavailable" line or its
+		 * data say otherwise. */
+		snprintf(t->why[ci], sizeof(t->why[ci]), "not in %s", path);
 	}
 	while (!err && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;

@@ -3,8 +3,8 @@
  * The report: ratios between medians of the same run, the targets
  * lfpool's caches are held to, as markdown (results.md); every repetition
  * (raw.tsv, raw.c); and one data file per workload for plot.gp. It calls
- * down to the sections of its own files (report_many.c, report_lean.c)
- * and to the medians (medians.c), which call nothing back.
+ * down to the sections of its own files (report_many.c, report_lean.c,
+ * report_bulk.c) and to the medians (medians.c), which call nothing back.
  */
 #include <math.h>
 #include <stdio.h>
@@ -145,9 +145,9 @@ static void report_workload(FILE *f, const struct bench_table *t,
 		   "and CPU time per operation (ns, lower is better):\n\n",
 		bench_wl_name[wl], bench_wl_label[wl]);
 	report_speeds(f, t, wl);
-	/* The thread-local array runs none of these: their ratios are in
-	 * the sections of report_many.c. */
-	if (!bench_wl_many(wl)) {
+	/* The thread-local array and glibc run none of these: their
+	 * ratios are in the sections of report_many.c and report_bulk.c. */
+	if (!bench_wl_many(wl) && !bench_wl_bulk(wl)) {
 		fprintf(f, "\nSpeed as a multiple of the thread-local "
 			   "array's and of glibc's: wall-clock throughput "
 			   "(CPU time per operation):\n\n");
@@ -158,12 +158,13 @@ static void report_workload(FILE *f, const struct bench_table *t,
 
 /* targets */
 
-enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING, VS_LEAN };
+/* VS_BASE: against the row named in base, at 1 and 2 threads. */
+enum report_kind { VS_LOCAL, VS_PEERS, VS_MIMALLOC, SCALING, VS_BASE };
 
 struct report_target {
 	enum report_kind kind;
 	const char *ct;
-	const char *base; /* VS_LEAN: the list measured against */
+	const char *base; /* VS_BASE: the row measured against */
 	double need;
 	unsigned wls; /* the workloads it covers: bits 1 << WL_* */
 	const char *text;
@@ -174,13 +175,17 @@ struct report_target {
 		  RT(WL_CHURN) | RT(WL_PARTICLE))
 #define RT_LOCAL (RT(WL_PAIR) | RT(WL_CHURN))
 #define RT_SCALING (RT(WL_PAIR) | RT(WL_CHURN) | RT(WL_PARTICLE))
+#define RT_BULK (RT(WL_BULK8) | RT(WL_BULK32) | RT(WL_BULK256) |              \
+		 RT(WL_BULK32_BURST))
 
 /*
  * The speed targets lfpool is held to, each row on its own workloads.
  * The lfp_bare rows: lfpool's bare shared free list (LFP_F_NO_CACHE |
  * LFP_F_UNCHECKED, one CAS each way, inline) within 10% of a minimal
  * Treiber stack inlined at the call site, and no slower than boost's
- * free list, a call each way.
+ * free list, a call each way. The bulk rows: per object, an unchecked
+ * pool's bulk calls no slower than DPDK's rte_mempool with a cache per
+ * worker, a default pool's at least half as fast.
  */
 static const struct report_target report_targets[] = {
 	{ VS_PEERS, "lfp_explicit", NULL, 1.3, RT_PEERS,
@@ -196,18 +201,30 @@ static const struct report_target report_targets[] = {
 	  "explicit cache: 8 threads >= 0.9x 2 threads" },
 	{ SCALING, "lfp_implicit", NULL, 0.9, RT_SCALING,
 	  "implicit cache: 8 threads >= 0.9x 2 threads" },
-	{ VS_LEAN, "lfp_unchecked", "lfp_explicit", 1.3, RT(WL_PAIR),
+	{ VS_BASE, "lfp_unchecked", "lfp_explicit", 1.3, RT(WL_PAIR),
 	  "unchecked explicit cache >= 1.3x a default pool's (1-2 threads)" },
 	{ VS_LOCAL, "lfp_unchecked", NULL, 0.8, RT(WL_PAIR),
 	  "unchecked explicit cache >= 0.8x the thread-local array on pairs" },
 	{ VS_LOCAL, "lfp_unchecked", NULL, 0.75, RT(WL_BURST_LIFO),
 	  "unchecked explicit cache >= 0.75x the thread-local array on "
 	  "bursts" },
-	{ VS_LEAN, "lfp_bare", "treiber", 0.9, RT(WL_PAIR),
+	{ VS_BASE, "lfp_bare", "treiber", 0.9, RT(WL_PAIR),
 	  "bare shared list >= 0.9x the minimal Treiber stack "
 	  "(1-2 threads)" },
-	{ VS_LEAN, "lfp_bare", "boost_freelist", 1.0, RT(WL_PAIR),
+	{ VS_BASE, "lfp_bare", "boost_freelist", 1.0, RT(WL_PAIR),
 	  "bare shared list >= 1.0x boost.lockfree's free list "
+	  "(1-2 threads)" },
+	{ VS_BASE, "lfp_unchecked", "rte_mempool", 1.0, RT_BULK,
+	  "unchecked explicit cache's bulk calls >= 1.0x rte_mempool per "
+	  "object (1-2 threads)" },
+	{ VS_BASE, "lfp_explicit", "rte_mempool", 0.5, RT_BULK,
+	  "explicit cache's bulk calls >= 0.5x rte_mempool per object "
+	  "(1-2 threads)" },
+	{ VS_BASE, "lfp_unchecked_implicit", "rte_mempool", 1.0, RT_BULK,
+	  "unchecked implicit cache's bulk calls >= 1.0x rte_mempool per "
+	  "object (1-2 threads)" },
+	{ VS_BASE, "lfp_implicit", "rte_mempool", 0.5, RT_BULK,
+	  "implicit cache's bulk calls >= 0.5x rte_mempool per object "
 	  "(1-2 threads)" },
 };
 
@@ -260,7 +277,7 @@ static double report_ratio(const struct bench_table *t,
 		if (two < 0 || eight < 0 || ti != (unsigned)eight)
 			return NAN;
 		return me / bench_speed(t, ci, wl, (unsigned)two, cpu);
-	case VS_LEAN:
+	case VS_BASE:
 		if (t->threads[ti] > 2)
 			return NAN;
 		return me / bench_speed(t, bench_find(t, g->base), wl, ti, cpu);
@@ -337,8 +354,9 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 		   "wall-clock throughput, which the targets are written "
 		   "for, and by CPU time per operation, which other load on "
 		   "the machine disturbs far less. The handoff target starts "
-		   "at 2 threads; the bare shared list's rows look at 1 and 2 "
-		   "threads only.\n");
+		   "at 2 threads; the rows against a named list or pool (the "
+		   "bare shared list's, the bulk calls' against rte_mempool) "
+		   "look at 1 and 2 threads only.\n");
 	if (!caches)
 		fprintf(f, "\nThe per-thread caches are not in this build: "
 			   "the rows below measure the bare shared pool "
@@ -349,10 +367,10 @@ static void report_targets_md(FILE *f, const struct bench_table *t)
 	for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]);
 	     i++) {
 		const struct report_target *g = &report_targets[i];
-		bool lean = g->kind == VS_LEAN;
-		int ci = caches || lean ? bench_find(t, g->ct) : bare;
+		bool named = g->kind == VS_BASE;
+		int ci = caches || named ? bench_find(t, g->ct) : bare;
 
-		if (!caches && !lean && strcmp(g->ct, "lfp_explicit"))
+		if (!caches && !named && strcmp(g->ct, "lfp_explicit"))
 			continue; /* one set of rows for the bare pool */
 		for (int wl = 0; wl < WL_COUNT; wl++)
 			if (report_target_wl(g, wl) && t->wl_on[wl])
@@ -400,8 +418,9 @@ static void report_header(FILE *f, const struct bench_table *t)
 		"- Wall time of the whole measurement: %.0f s\n\n"
 		"An operation is one allocation and one release (handoff: one "
 		"object passed; particles: one particle spawned, aged and "
-		"released). Mops/s is wall-clock throughput of all threads. "
-		"ns/op is the CPU time of all workers in the window divided "
+		"released; the bulk workloads: one object, allocated and "
+		"released in bulk calls). Mops/s is wall-clock throughput of "
+		"all threads. ns/op is the CPU time of all workers in the window divided "
 		"by the operations; it leaves out time a worker spent waiting "
 		"for a core, so it is the steadier number on a shared "
 		"machine. Ratios are between medians of this run.\n",
@@ -458,25 +477,30 @@ static int report_md(const struct bench_table *t, const char *path)
 			report_workload(f, t, wl);
 	bench_report_many(f, t);
 	bench_report_lean(f, t);
+	bench_report_bulk(f, t);
 	report_targets_md(f, t);
 	report_micro(f, t);
 	return fclose(f);
 }
 
 /*
- * Columns with data, and the line style of each: a contender keeps its
- * colour in every panel (plot.gp defines styles 1 .. BENCH_NCT).
+ * The columns of panel k (workload wl) that have a median, as plot.gp's
+ * cols<k>: a contender that did not run wl (the bulk workloads for most)
+ * draws nothing there. Column c is drawn in line style c - 1: a
+ * contender keeps its colour in every panel (plot.gp defines styles 1 ..
+ * BENCH_NCT).
  */
-static void report_plot_cfg(FILE *cfg, const struct bench_table *t)
+static void report_plot_cols(FILE *cfg, const struct bench_table *t,
+			     enum bench_workload wl, unsigned k)
 {
 	const char *sep = "";
 
-	fputs("cols = \"", cfg);
+	fprintf(cfg, "cols%u = \"", k);
 	for (int ci = 0; ci < BENCH_NCT; ci++) {
 		bool any = false;
 
-		for (int wl = 0; wl < WL_COUNT; wl++)
-			any = any || report_has_row(t, ci, wl);
+		for (unsigned ti = 0; ti < t->ntc; ti++)
+			any = any || t->cell[ci][wl][ti].n;
 		if (any) {
 			fprintf(cfg, "%s%d", sep, ci + 2);
 			sep = " ";
@@ -485,48 +509,57 @@ static void report_plot_cfg(FILE *cfg, const struct bench_table *t)
 	fputs("\"\n", cfg);
 }
 
-/* plot-<workload>.dat: threads, then one column per contender ("?" = none),
- * and plot.cfg naming the files for plot.gp. */
+/* plot-<workload>.dat: threads, then one column per contender ("?" = none). */
+static int report_plot_dat(const struct bench_table *t, const char *dir,
+			   enum bench_workload wl)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/plot-%s.dat", dir, bench_wl_name[wl]);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fputs("threads", f);
+	for (int ci = 0; ci < BENCH_NCT; ci++)
+		fprintf(f, " %s", t->ct[ci]->name);
+	for (unsigned ti = 0; ti < t->ntc; ti++) {
+		fprintf(f, "\n%u", t->threads[ti]);
+		for (int ci = 0; ci < BENCH_NCT; ci++) {
+			double m = report_mops(t, ci, wl, ti);
+
+			if (isnan(m))
+				fputs(" ?", f);
+			else
+				fprintf(f, " %.3f", m);
+		}
+	}
+	fputc('\n', f);
+	return fclose(f);
+}
+
+/* The data files, and plot.cfg naming them and their columns for plot.gp. */
 static int report_plot(const struct bench_table *t, const char *dir)
 {
 	char path[4096];
-	FILE *cfg, *f;
+	unsigned k = 0;
+	FILE *cfg;
 	int err = 0;
 
 	snprintf(path, sizeof(path), "%s/plot.cfg", dir);
 	if (!(cfg = fopen(path, "w")))
 		return -1;
-	report_plot_cfg(cfg, t);
 	fputs("workloads = \"", cfg);
 	/* plot.gp has a panel for each of the default workloads only. */
+	for (int wl = 0; wl < WL_FIRST_MANY; wl++)
+		if (t->wl_on[wl])
+			fprintf(cfg, "%s ", bench_wl_name[wl]);
+	fputs("\"\n", cfg);
 	for (int wl = 0; wl < WL_FIRST_MANY; wl++) {
 		if (!t->wl_on[wl])
 			continue;
-		fprintf(cfg, "%s ", bench_wl_name[wl]);
-		snprintf(path, sizeof(path), "%s/plot-%s.dat", dir,
-			 bench_wl_name[wl]);
-		if (!(f = fopen(path, "w"))) {
-			err = -1;
-			continue;
-		}
-		fputs("threads", f);
-		for (int ci = 0; ci < BENCH_NCT; ci++)
-			fprintf(f, " %s", t->ct[ci]->name);
-		for (unsigned ti = 0; ti < t->ntc; ti++) {
-			fprintf(f, "\n%u", t->threads[ti]);
-			for (int ci = 0; ci < BENCH_NCT; ci++) {
-				double m = report_mops(t, ci, wl, ti);
-
-				if (isnan(m))
-					fputs(" ?", f);
-				else
-					fprintf(f, " %.3f", m);
-			}
-		}
-		fputc('\n', f);
-		err |= fclose(f);
+		report_plot_cols(cfg, t, wl, ++k);
+		err |= report_plot_dat(t, dir, wl);
 	}
-	fputs("\"\n", cfg);
 	return fclose(cfg) | err;
 }
 

@@ -4,7 +4,7 @@
  * without caches (lfp_bare) against the lean lists of c_lean.c on pairs,
  * the workload where nothing but the list's two operations is timed.
  * These ratios are what a bare free-list path of lfpool is held to (the
- * VS_LEAN targets of report.c). Ratios are "wall-clock (CPU time)" of
+ * VS_BASE targets of report.c). Ratios are "wall-clock (CPU time)" of
  * medians of the same run, as in report.c.
  */
 #include <math.h>

@@ -39,7 +39,7 @@ mkdir -p "$out"
 	test -z "$BENCH_CFLAGS" || echo "- CFLAGS: $BENCH_CFLAGS"
 	dpkg-query -W -f '- ${Package} ${Version}\n' libc6 libmimalloc2.0 \
 		libjemalloc2 libtcmalloc-minimal4 libck0 liburcu8 \
-		libtbbmalloc2 libboost-dev 2>/dev/null ||
+		libtbbmalloc2 libboost-dev librte-mempool23 2>/dev/null ||
 		true
 } >>"$out/results.md"
 

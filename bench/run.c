@@ -26,6 +26,10 @@ const char *const bench_wl_name[WL_COUNT] = {
 	[WL_CHURN] = "churn",
 	[WL_HANDOFF] = "handoff",
 	[WL_PARTICLE] = "particles",
+	[WL_BULK8] = "bulk8",
+	[WL_BULK32] = "bulk32",
+	[WL_BULK256] = "bulk256",
+	[WL_BULK32_BURST] = "bulk32-burst",
 	[WL_POOLS1_PAIR] = "pools1-pair",
 	[WL_POOLS2_PAIR] = "pools2-pair",
 	[WL_POOLS4_PAIR] = "pools4-pair",
@@ -51,6 +55,15 @@ const char *const bench_wl_label[WL_COUNT] = {
 	[WL_PARTICLE] = "per frame: spawn 256, age all, release the expired; "
 			"every fourth expired one is released by the next "
 			"worker",
+	[WL_BULK8] = "allocate 8 in one bulk call, write them, release them "
+		     "in one bulk call (per object)",
+	[WL_BULK32] = "allocate 32 in one bulk call, write them, release them "
+		      "in one bulk call (per object)",
+	[WL_BULK256] = "allocate 256 in one bulk call, write them, release "
+		       "them in one bulk call (per object)",
+	[WL_BULK32_BURST] = "bulk calls of 32 until 1024 are held, then "
+			    "release in bulk calls of 32, newest batch first "
+			    "(per object)",
 	[WL_POOLS1_PAIR] = "allocate from 1 pool, write, release",
 	[WL_POOLS2_PAIR] = "allocate from pool k % 2, write, release",
 	[WL_POOLS4_PAIR] = "allocate from pool k % 4, write, release",
@@ -80,6 +93,11 @@ bool bench_wl_local(enum bench_workload wl)
 bool bench_wl_many(enum bench_workload wl)
 {
 	return wl >= WL_FIRST_MANY;
+}
+
+bool bench_wl_bulk(enum bench_workload wl)
+{
+	return wl >= WL_FIRST_BULK && wl < WL_FIRST_MANY;
 }
 
 unsigned bench_wl_pools(enum bench_workload wl)

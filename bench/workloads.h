@@ -4,10 +4,15 @@
  * that the contender's alloc and free are inlined into the loops (an
  * indirect call per operation would cost the fast contenders more than the
  * slow ones). A contender file defines two WL_INLINE functions and says
- * BENCH_WORKLOADS(prefix, alloc_fn, free_fn). Plain `static inline` is
- * only a hint: gcc 12 -O2 kept lfpool's wrappers out of line once they
- * appeared in a dozen loops (a call per operation, which the lean lists'
- * wrappers, inlined, did not pay).
+ * BENCH_WORKLOADS(prefix, alloc_fn, free_fn). One with bulk calls defines
+ * two more and says BENCH_WORKLOADS_BULK(prefix, alloc_fn, free_fn,
+ * alloc_bulk_fn, free_bulk_fn); where two rows share the single-object
+ * loops and only one has bulk calls, the file puts the pieces together
+ * itself (BENCH_WORKLOAD_LOOPS, BENCH_BULK_LOOPS, BENCH_WORKLOAD_FNS,
+ * BENCH_BULK_FNS). Plain `static inline` is only a hint: gcc 12 -O2 kept
+ * lfpool's wrappers out of line once they appeared in a dozen loops (a
+ * call per operation, which the lean lists' wrappers, inlined, did not
+ * pay).
  *
  * Every object is written in full (64 bytes) when it is allocated, as a
  * user would initialise it; the asm barrier keeps the compiler from
@@ -32,9 +37,17 @@
 #define WL_SPAWN 256       /* particles spawned per frame */
 #define WL_TTL 16          /* particles live 1 .. WL_TTL frames */
 #define WL_MAILBOX 4096
+#define WL_BULK_MAX 256    /* objects per call, at most */
+#define WL_BULK_BATCH 32   /* bulk32-burst: objects per call */
+_Static_assert(WL_BURST % WL_BULK_BATCH == 0, "whole batches in a burst");
 
 typedef void *(*wl_alloc_fn)(void *ctx);
 typedef void (*wl_free_fn)(void *ctx, void *obj);
+/* Take up to n objects into objs; how many were taken. */
+typedef size_t (*wl_alloc_bulk_fn)(void *ctx, void **objs, size_t n);
+/* Release objs[0 .. n); a release refused is the contender's to record,
+ * as a single one is. */
+typedef void (*wl_free_bulk_fn)(void *ctx, void *const *objs, size_t n);
 
 struct wl_particle {
 	float pos[3];
@@ -437,7 +450,77 @@ WL_INLINE void wl_particle(struct bench_worker *w, wl_alloc_fn alloc,
 	free(live);
 }
 
-#define BENCH_WORKLOADS(prefix, alloc, release)                               \
+/* bulk: n objects in one call, written, released in one call */
+
+WL_INLINE void wl_bulk(struct bench_worker *w, wl_alloc_bulk_fn alloc_bulk,
+		       wl_free_bulk_fn free_bulk, size_t batch)
+{
+	void *ctx = w->ctx;
+	void *objs[WL_BULK_MAX];
+	/* Calls between two updates of w->ops: WL_PUBLISH objects, or one. */
+	const size_t rounds = batch < WL_PUBLISH ? WL_PUBLISH / batch : 1;
+	uint64_t n = 0;
+
+	while (!wl_stopped(w)) {
+		for (size_t r = 0; r < rounds; r++) {
+			size_t got = alloc_bulk(ctx, objs, batch);
+
+			if (got < batch) {
+				if (got)
+					free_bulk(ctx, objs, got);
+				wl_fail(w);
+				return;
+			}
+			for (size_t i = 0; i < batch; i++)
+				wl_fill(objs[i], n + i);
+			free_bulk(ctx, objs, batch);
+			n += batch;
+		}
+		wl_publish(w, n);
+	}
+}
+
+/*
+ * bulk32-burst: calls of WL_BULK_BATCH until WL_BURST objects are held,
+ * then calls of WL_BULK_BATCH releasing the newest batch first. A cache
+ * smaller than WL_BURST runs dry on the way up and overflows on the way
+ * down, every round.
+ */
+WL_INLINE void wl_bulk_burst(struct bench_worker *w,
+			     wl_alloc_bulk_fn alloc_bulk,
+			     wl_free_bulk_fn free_bulk)
+{
+	void *ctx = w->ctx;
+	void *objs[WL_BURST];
+	uint64_t n = 0;
+
+	while (!wl_stopped(w)) {
+		size_t held;
+
+		for (held = 0; held < WL_BURST; held += WL_BULK_BATCH) {
+			size_t got = alloc_bulk(ctx, objs + held, WL_BULK_BATCH);
+
+			if (got < WL_BULK_BATCH) {
+				held += got;
+				break;
+			}
+			for (size_t i = 0; i < WL_BULK_BATCH; i++)
+				wl_fill(objs[held + i], n + held + i);
+		}
+		if (held < WL_BURST) {
+			if (held)
+				free_bulk(ctx, objs, held);
+			wl_fail(w);
+			break;
+		}
+		for (size_t i = WL_BURST; i > 0; i -= WL_BULK_BATCH)
+			free_bulk(ctx, objs + i - WL_BULK_BATCH, WL_BULK_BATCH);
+		n += WL_BURST;
+		wl_publish(w, n);
+	}
+}
+
+#define BENCH_WORKLOAD_LOOPS(prefix, alloc, release)                          \
 	static void prefix##_pair(struct bench_worker *w)                      \
 	{                                                                      \
 		wl_pair(w, alloc, release);                                    \
@@ -461,14 +544,54 @@ WL_INLINE void wl_particle(struct bench_worker *w, wl_alloc_fn alloc,
 	static void prefix##_particle(struct bench_worker *w)                  \
 	{                                                                      \
 		wl_particle(w, alloc, release);                                \
+	}
+
+#define BENCH_WORKLOAD_FNS(prefix)                                             \
+	[WL_PAIR] = prefix##_pair,                                             \
+	[WL_BURST_LIFO] = prefix##_lifo,                                       \
+	[WL_BURST_SHUF] = prefix##_shuf,                                       \
+	[WL_CHURN] = prefix##_churn,                                           \
+	[WL_HANDOFF] = prefix##_handoff,                                       \
+	[WL_PARTICLE] = prefix##_particle
+
+#define BENCH_BULK_LOOPS(prefix, alloc_bulk, free_bulk)                       \
+	static void prefix##_bulk8(struct bench_worker *w)                     \
+	{                                                                      \
+		wl_bulk(w, alloc_bulk, free_bulk, 8);                          \
 	}                                                                      \
+	static void prefix##_bulk32(struct bench_worker *w)                    \
+	{                                                                      \
+		wl_bulk(w, alloc_bulk, free_bulk, 32);                         \
+	}                                                                      \
+	static void prefix##_bulk256(struct bench_worker *w)                   \
+	{                                                                      \
+		wl_bulk(w, alloc_bulk, free_bulk, 256);                        \
+	}                                                                      \
+	static void prefix##_bulk_burst(struct bench_worker *w)                \
+	{                                                                      \
+		wl_bulk_burst(w, alloc_bulk, free_bulk);                       \
+	}
+
+#define BENCH_BULK_FNS(prefix)                                                 \
+	[WL_BULK8] = prefix##_bulk8,                                           \
+	[WL_BULK32] = prefix##_bulk32,                                         \
+	[WL_BULK256] = prefix##_bulk256,                                       \
+	[WL_BULK32_BURST] = prefix##_bulk_burst
+
+/* The single-object workloads, in prefix##_fns. */
+#define BENCH_WORKLOADS(prefix, alloc, release)                               \
+	BENCH_WORKLOAD_LOOPS(prefix, alloc, release)                           \
 	static const bench_fn prefix##_fns[WL_COUNT] = {                       \
-		[WL_PAIR] = prefix##_pair,                                     \
-		[WL_BURST_LIFO] = prefix##_lifo,                               \
-		[WL_BURST_SHUF] = prefix##_shuf,                               \
-		[WL_CHURN] = prefix##_churn,                                   \
-		[WL_HANDOFF] = prefix##_handoff,                               \
-		[WL_PARTICLE] = prefix##_particle,                             \
+		BENCH_WORKLOAD_FNS(prefix),                                    \
+	}
+
+/* Those and the bulk workloads, in prefix##_fns. */
+#define BENCH_WORKLOADS_BULK(prefix, alloc, release, alloc_bulk, free_bulk)   \
+	BENCH_WORKLOAD_LOOPS(prefix, alloc, release)                           \
+	BENCH_BULK_LOOPS(prefix, alloc_bulk, free_bulk)                        \
+	static const bench_fn prefix##_fns[WL_COUNT] = {                       \
+		BENCH_WORKLOAD_FNS(prefix),                                    \
+		BENCH_BULK_FNS(prefix),                                        \
 	}
 
 #endif /* LFP_BENCH_WORKLOADS_H */
