@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "exhaust.h"
@@ -79,8 +80,17 @@ static void op_alloc_bulk(struct stress_life *l)
 
 	want = 1 + stress_below(l, room < STRESS_MAX_BULK ? room
 							: STRESS_MAX_BULK);
-	stress_call_enter("lfp_alloc_bulk", true);
-	got = lfp_alloc_bulk(l->run->pool, objs, want);
+	/* Through the thread's explicit cache half the time, where the
+	 * mix has one. */
+	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && stress_below(l, 2)) {
+		struct lfp_cache *c = stress_life_cache(l);
+
+		stress_call_enter("lfp_cache_alloc_bulk", true);
+		got = c ? lfp_cache_alloc_bulk(c, objs, want) : 0;
+	} else {
+		stress_call_enter("lfp_alloc_bulk", true);
+		got = lfp_alloc_bulk(l->run->pool, objs, want);
+	}
 	stress_call_leave();
 	if (got > want) {
 		stress_violation(l->run, "lfp_alloc_bulk in thread %u returned "
@@ -279,15 +289,21 @@ static void op_bulk_short(struct stress_life *l, const struct stress_held *hs,
 #endif
 
 /* Release up to 16 held objects with one call (those RCU readers may
- * see, one by one after a grace period). */
+ * see, one by one after a grace period), through the thread's explicit
+ * cache half the time where the mix has one; where the mix has bad
+ * releases, now and then with a foreign or misaligned pointer among
+ * them, which the call must skip and count. */
 static void op_free_bulk(struct stress_life *l)
 {
 #if STRESS_HAVE_CACHES
 	struct stress_held hs[STRESS_MAX_BULK];
-	void *objs[STRESS_MAX_BULK];
+	void *objs[STRESS_MAX_BULK + 1];
 	uint32_t k = 1 + stress_below(l, l->n < STRESS_MAX_BULK ? l->n
 							     : STRESS_MAX_BULK);
-	uint32_t n = 0;
+	uint32_t n = 0, at;
+	char local; /* its address is not in any pool */
+	bool bad = l->bad && !stress_below(l, 8);
+	struct lfp_cache *c = NULL;
 	size_t done;
 
 	while (k--) {
@@ -300,11 +316,29 @@ static void op_free_bulk(struct stress_life *l)
 		if (!stress_unclaim(l->run, &hs[n++], l->tid, "lfp_free_bulk"))
 			return;
 	}
-	stress_call_enter("lfp_free_bulk", false);
-	done = lfp_free_bulk(l->run->pool, objs, n);
+	if (bad) {
+		/* At a random place; misaligned inside an object of the
+		 * run, or on our stack. */
+		at = stress_below(l, n + 1);
+		memmove(objs + at + 1, objs + at, (n - at) * sizeof(*objs));
+		if (n && stress_below(l, 2))
+			objs[at] = (char *)objs[at ? 0 : 1] + 8;
+		else
+			objs[at] = &local;
+	}
+	if (stress_mode_enabled(l->o, STRESS_EXPLICIT) && stress_below(l, 2))
+		c = stress_life_cache(l);
+	if (c) {
+		stress_call_enter("lfp_cache_free_bulk", false);
+		done = lfp_cache_free_bulk(c, objs, n + bad);
+	} else {
+		stress_call_enter("lfp_free_bulk", false);
+		done = lfp_free_bulk(l->run->pool, objs, n + bad);
+	}
 	stress_call_leave();
 	if (done != n)
 		return op_bulk_short(l, hs, n, done);
+	l->t.refused += bad;
 	l->t.frees += done;
 	for (uint32_t i = 0; l->handles && i < n; i++)
 		stress_handle_bury(l, &hs[i]);
