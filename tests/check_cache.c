@@ -1109,6 +1109,75 @@ START_TEST(bulk_inline_refuses_bad_objects)
 END_TEST
 
 /*
+ * The inline bulk paths at every fill of a cache: with cnt slots cached
+ * (0 .. the cache's size), an allocation of cnt - 1, cnt and cnt + 1
+ * objects (the pool holding no other free slot, so the last takes cnt),
+ * then a release of room - 1, room and room + 1 objects into the room
+ * left: the inline path takes what fits and the library the rest.
+ * Counts exact, objects distinct and live, nothing lost; in a default
+ * pool, the same run released again is refused whole. _i: 0 default
+ * pool, 1 LFP_F_UNCHECKED.
+ */
+START_TEST(bulk_inline_every_fill)
+{
+	enum { SIZE = 16, CAP = 256 };
+	struct lfp_config cfg = { .obj_size = 24, .capacity = CAP,
+				  .cache_size = SIZE, .batch_size = 8 };
+	void *all[CAP], *got[SIZE + 2];
+	struct lfp_stats st;
+
+	if (_i)
+		cfg.flags = LFP_F_UNCHECKED;
+	for (uint32_t cnt = 0; cnt <= SIZE; cnt++)
+		for (int d = -1; d <= 1; d++) {
+			struct lfp_pool *pool;
+			struct lfp_cache *c;
+			size_t n = 0, want, r, room, k;
+
+			ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+			ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+			while (n < CAP && (all[n] = lfp_alloc(pool)))
+				n++;
+			ck_assert_uint_eq(n, CAP);
+			for (uint32_t i = 0; i < cnt; i++)
+				ck_assert_int_eq(lfp_cache_free(c, all[i]), 0);
+			lfp_cache_stats(c, &st);
+			ck_assert_uint_eq(st.cached, cnt);
+
+			want = (int)cnt + d > 0 ? (size_t)((int)cnt + d) : 0;
+			r = lfp_cache_alloc_bulk(c, got, want);
+			ck_assert_uint_eq(r, want < cnt ? want : cnt);
+			for (size_t i = 0; i < r; i++) {
+				ck_assert(_i || lfp_is_live(pool, got[i]));
+				for (size_t j = 0; j < i; j++)
+					ck_assert_ptr_ne(got[i], got[j]);
+			}
+			expect_accounted(pool, CAP - cnt + r);
+			ck_assert_uint_eq(lfp_cache_free_bulk(c, got, r), r);
+			expect_accounted(pool, CAP - cnt);
+
+			lfp_cache_stats(c, &st);
+			room = SIZE - st.cached;
+			k = (int)room + d > 0 ? (size_t)((int)room + d) : 0;
+			ck_assert_uint_eq(lfp_cache_free_bulk(c, all + cnt, k), k);
+			expect_accounted(pool, CAP - cnt - k);
+			lfp_cache_stats(c, &st);
+			ck_assert_uint_le(st.cached, SIZE);
+			if (!_i) {
+				/* Every one of them free now: all refused. */
+				ck_assert_uint_eq(
+					lfp_cache_free_bulk(c, all + cnt, k), 0);
+				lfp_stats(pool, &st);
+				ck_assert_uint_eq(st.rejected_frees, k);
+				expect_accounted(pool, CAP - cnt - k);
+			}
+			lfp_cache_destroy(c);
+			lfp_destroy(pool);
+		}
+}
+END_TEST
+
+/*
  * An on_free hook that allocates from its own pool: every object released
  * earlier in the same call is free (its on_free ran, lfp_is_live says no),
  * so the pool is not exhausted. Released one by one, the earlier object
@@ -1727,6 +1796,7 @@ int main(void)
 	tcase_add_test(tc, cache_bulk_steals_from_idle);
 	tcase_add_loop_test(tc, bulk_free_hides_no_slot_from_hooks, 0, 3);
 	tcase_add_loop_test(tc, bulk_inline_refuses_bad_objects, 0, 10);
+	tcase_add_loop_test(tc, bulk_inline_every_fill, 0, 2);
 	tcase_add_test(tc, exiting_threads_lose_nothing);
 	tcase_add_test(tc, late_destructors_keep_no_cache);
 	/* 0, 1: implicit/explicit with membarrier; 2, 3: seq_cst fallback */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lfpool/inline.h: lfpool.h's inline fast paths: the bodies of
- * lfp_alloc, lfp_free, lfp_cache_alloc, lfp_cache_free and the family's,
- * over the structs of lfpool/hot.h, and the macros that make those calls
- * the inline functions.
+ * lfp_alloc, lfp_free, lfp_cache_alloc, lfp_cache_free, the family's and
+ * the bulk calls (lfp_cache_alloc_bulk, lfp_cache_free_bulk,
+ * lfp_alloc_bulk, lfp_free_bulk), over the structs of lfpool/hot.h, and
+ * the macros that make those calls the inline functions.
  *
  * Part of lfpool.h, not of its API: lfpool.h includes it after
  * lfpool/hot.h, where its inline paths are on (not LFP_NO_INLINE).
@@ -117,7 +118,7 @@ LFPI_H_INLINE void *lfpi_cache_alloc_try(struct lfp_cache *cache)
 		if (ctl == LFPI_CTL_BARE)
 			return lfpi_cache_take_bare(c, top, n);
 	}
-	/* Release: as in lfpi_cache_take_top. */
+	/* Release: as in lfpi_cache_pop_top. */
 	LFPI_H_STORE(&c->active, 0, release);
 	return (void *)0;
 }
@@ -163,7 +164,7 @@ LFPI_H_INLINE void lfpi_cache_push_top(struct lfpi_cache_hot *c,
 				       uint64_t top, uint32_t n, uint64_t idx)
 {
 	c->slots[n] = (uint32_t)idx;
-	/* Release: as in lfpi_cache_alloc_inline. */
+	/* Release: as in lfpi_cache_pop_top (the count). */
 	LFPI_H_STORE(&c->top, top + 1 + LFPI_TOP_FREE, release);
 	/* Owner only, inside the operation (a fork sees it with top), a
 	 * load and a store. Release: pairs with the acquire load of frees
@@ -174,7 +175,7 @@ LFPI_H_INLINE void lfpi_cache_push_top(struct lfpi_cache_hot *c,
 	 * unchecked cache's pair was 0-2.5% faster, 3 instructions fewer
 	 * with gcc and 1 with clang (a default pool's pair, 6-8%). */
 	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + 1, release);
-	/* Release: as in lfpi_cache_alloc_inline. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 }
 
@@ -394,7 +395,7 @@ LFPI_H_INLINE void lfpi_cache_take_objs(struct lfpi_cache_hot *c, uint32_t ctl,
 		}
 	/* Release: as in lfpi_cache_pop_top, for all k at once. */
 	LFPI_H_STORE(&c->top, top - k, release);
-	/* Release: as in lfpi_cache_pop_top. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 }
 
@@ -454,9 +455,9 @@ LFPI_H_INLINE void lfpi_cache_put_done(struct lfpi_cache_hot *c, uint64_t top,
 {
 	/* Release: as in lfpi_cache_push_top, for all k at once. */
 	LFPI_H_STORE(&c->top, top + k * (1 + LFPI_TOP_FREE), release);
-	/* Release: as in lfpi_cache_push_top. */
+	/* Release: as in lfpi_cache_push_top (the releases' count). */
 	LFPI_H_STORE(&c->frees, LFPI_H_LOAD(&c->frees, relaxed) + k, release);
-	/* Release: as in lfpi_cache_take_top. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 }
 
@@ -476,7 +477,7 @@ LFPI_H_INLINE size_t lfpi_cache_alloc_bulk_body(struct lfp_cache *cache,
 		lfpi_cache_take_objs(c, ctl, top, cnt, objs, (uint32_t)n);
 		return n;
 	}
-	/* Release: as in lfpi_cache_take_top. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 	return (lfp_cache_alloc_bulk)(cache, objs, n);
 }
@@ -502,7 +503,7 @@ LFPI_H_INLINE size_t lfpi_cache_free_bulk_body(struct lfp_cache *cache,
 		/* The rest out of line, from the object that stopped us. */
 		return k + (lfp_cache_free_bulk)(cache, objs + k, n - k);
 	}
-	/* Release: as in lfpi_cache_take_top. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 	return (lfp_cache_free_bulk)(cache, objs, n);
 }
@@ -735,7 +736,7 @@ LFPI_H_INLINE int lfpi_cache_push_try(struct lfp_cache *cache, uint64_t idx)
 		lfpi_cache_push_top(c, top, n, idx);
 		return 0;
 	}
-	/* Release: as in lfpi_cache_take_top. */
+	/* Release: as in lfpi_cache_pop_top (leaving). */
 	LFPI_H_STORE(&c->active, 0, release);
 	return 1;
 }
@@ -850,12 +851,11 @@ LFPI_H_INLINE int lfpi_family_cache_free_inline(struct lfp_family_cache *fc,
 #define lfp_cache_free(cache, obj) lfpi_cache_free_inline(cache, obj)
 #define lfp_alloc(pool) lfpi_alloc_inline(pool)
 #define lfp_free(pool, obj) lfpi_free_inline(pool, obj)
-#define lfp_cache_alloc_bulk(cache, objs, n)                                  \
-	lfpi_cache_alloc_bulk_inline(cache, objs, n)
-#define lfp_cache_free_bulk(cache, objs, n)                                   \
-	lfpi_cache_free_bulk_inline(cache, objs, n)
-#define lfp_alloc_bulk(pool, objs, n) lfpi_alloc_bulk_inline(pool, objs, n)
-#define lfp_free_bulk(pool, objs, n) lfpi_free_bulk_inline(pool, objs, n)
+/* Variadic: a C++ argument with a template's comma stays one argument. */
+#define lfp_cache_alloc_bulk(...) lfpi_cache_alloc_bulk_inline(__VA_ARGS__)
+#define lfp_cache_free_bulk(...) lfpi_cache_free_bulk_inline(__VA_ARGS__)
+#define lfp_alloc_bulk(...) lfpi_alloc_bulk_inline(__VA_ARGS__)
+#define lfp_free_bulk(...) lfpi_free_bulk_inline(__VA_ARGS__)
 #define lfp_family_alloc(fam, size) lfpi_family_alloc_inline(fam, size)
 #define lfp_family_free(fam, obj) lfpi_family_free_inline(fam, obj)
 #define lfp_family_cache_alloc(fc, size)                                      \

@@ -117,11 +117,12 @@ size_t (lfp_cache_free_bulk)(struct lfp_cache *c, void *const *objs,
 	for (size_t i = 0; i < n; i++) {
 		uint32_t idx = (uint32_t)lfpi_cache_slot_of(&c->hot, objs[i]);
 		_Atomic(uint32_t) *g = &c->hot.gen[2 * (size_t)idx];
+		uint32_t gen;
 
 		RL_ASSERT(idx < c->hot.nslots);
-		atomic_store_explicit(
-			g, atomic_load_explicit(g, memory_order_relaxed) + 1,
-			memory_order_relaxed);
+		gen = atomic_load_explicit(g, memory_order_relaxed);
+		RL_ASSERT(gen & 1); // live: no test here releases twice
+		atomic_store_explicit(g, gen + 1, memory_order_relaxed);
 		lfpi_cache_put(c, idx);
 	}
 	return n;
@@ -281,18 +282,18 @@ struct pool_base {
 		}
 	}
 
-	// The owner through the inline bulk paths, a run of one slot each
-	// way (the out-of-line halves above when a thief's request is
-	// pending or the cache is empty).
-	void owner_bulk(int rounds)
+	// The owner through the inline bulk paths, runs of per (1 or 2)
+	// slots each way (the out-of-line halves above when a thief's
+	// request is pending or the cache holds fewer).
+	void owner_bulk(int rounds, size_t per)
 	{
 		for (int k = 0; k < rounds; k++) {
-			void *p;
+			void *p[2];
+			size_t got = lfpi_cache_alloc_bulk_body(c, p, per);
 
-			if (lfpi_cache_alloc_bulk_body(c, &p, 1) != 1)
-				continue;
-			lfpm_own(*static_cast<object *>(p));
-			RL_ASSERT(lfpi_cache_free_bulk_body(c, &p, 1) == 1);
+			for (size_t i = 0; i < got; i++)
+				lfpm_own(*static_cast<object *>(p[i]));
+			RL_ASSERT(lfpi_cache_free_bulk_body(c, p, got) == got);
 		}
 	}
 
@@ -358,6 +359,11 @@ struct pool_base {
 		lfpi_depot_walk(&pool.depot, mark, &seen);
 		lfpi_stack_walk(&pool.free, mark, &seen);
 		RL_ASSERT(seen == (1u << SLOTS) - 1);
+		// Every operation left (a cache left busy would keep
+		// thieves off its slots for good), and the count in bounds.
+		RL_ASSERT(atomic_load_explicit(&c->hot.active,
+					       memory_order_relaxed) == 0);
+		RL_ASSERT(n <= CACHE_SIZE);
 	}
 };
 
@@ -781,13 +787,14 @@ struct steal_put : rl::test_suite<steal_put, 2>, pool_base {
 };
 
 // The same with the owner on the inline bulk paths
-// (lfpi_cache_take_objs, lfpi_cache_put_done).
-struct steal_bulk : rl::test_suite<steal_bulk, 2>, pool_base {
+// (lfpi_cache_take_objs, lfpi_cache_put_done), runs of PER slots.
+template <size_t PER>
+struct steal_bulk : rl::test_suite<steal_bulk<PER>, 2>, pool_base {
 	void before() { init(LFPI_MB_SYSCALL, true); }
 	void thread(unsigned id)
 	{
 		if (id == 0)
-			owner_bulk(2);
+			owner_bulk(2, PER);
 		else
 			thief();
 	}
@@ -873,7 +880,8 @@ int main(int argc, char **argv)
 		{"fork_publish", 20000, lfpm_run<fork_publish>, false},
 		// Its bounded search takes 10 s: random search only.
 		{"steal_put", 20000, lfpm_run<steal_put>, true},
-		{"steal_bulk", 20000, lfpm_run<steal_bulk>, true},
+		{"steal_bulk", 20000, lfpm_run<steal_bulk<1>>, true},
+		{"steal_bulk_two", 20000, lfpm_run<steal_bulk<2>>, true},
 		// Three threads: their bounded search takes minutes.
 		{"fold_handover_pop", 20000, lfpm_run<fold_handover<1>>, true},
 		{"fold_handover_push", 20000, lfpm_run<fold_handover<2>>, true},
