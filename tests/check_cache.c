@@ -1174,6 +1174,29 @@ START_TEST(bulk_inline_every_fill)
 			lfp_cache_destroy(c);
 			lfp_destroy(pool);
 		}
+
+	/* A run as long as the cache, with a foreign object eleventh: the
+	 * inline path takes ten, the library refuses it and takes the
+	 * rest. */
+	{
+		struct lfp_pool *pool;
+		struct lfp_cache *c;
+		int local;
+
+		ck_assert_int_eq(lfp_create(&cfg, &pool), 0);
+		ck_assert_ptr_nonnull(c = lfp_cache_create(pool));
+		ck_assert_uint_eq(lfp_cache_alloc_bulk(c, all, SIZE - 1),
+				  SIZE - 1);
+		lfp_cache_flush(c);
+		memmove(all + 11, all + 10, (SIZE - 11) * sizeof(*all));
+		all[10] = &local;
+		ck_assert_uint_eq(lfp_cache_free_bulk(c, all, SIZE), SIZE - 1);
+		lfp_stats(pool, &st);
+		ck_assert_uint_eq(st.rejected_frees, 1);
+		expect_accounted(pool, 0);
+		lfp_cache_destroy(c);
+		lfp_destroy(pool);
+	}
 }
 END_TEST
 

@@ -361,6 +361,11 @@ LFPI_H_INLINE uint32_t lfpi_cache_put_wide(uint32_t *s, void *const *objs,
 	return i;
 }
 
+/* A default pool's run this long or longer takes two passes, the
+ * objects or slots first (four at a time where they can be), then the
+ * generations; a shorter one, one pass. */
+#define LFPI_H_RUN_WIDE 16
+
 /*
  * Take k slots off the top of slots[] (cnt of them, top the word that
  * counts them, k <= cnt) into objs as objects, inside an operation the
@@ -379,20 +384,36 @@ LFPI_H_INLINE void lfpi_cache_take_objs(struct lfpi_cache_hot *c, uint32_t ctl,
 	LFPI_H_ATOMIC(uint32_t) *gen = c->gen;
 	uint32_t i;
 
-	if (c->inv == 1)
-		lfpi_cache_take_wide(s, objs, k, base, c->shift);
-	else
-		for (i = 0; i < k; i++)
-			objs[i] = base + (size_t)s[-1 - (ptrdiff_t)i] * stride;
-	if (ctl == 0)
+	if (ctl == 0 && k < LFPI_H_RUN_WIDE)
+		/* A short run of a default pool: one pass. */
 		for (i = 0; i < k; i++) {
-			LFPI_H_ATOMIC(uint32_t) *g =
-				&gen[2 * (size_t)s[-1 - (ptrdiff_t)i]];
+			uint32_t idx = s[-1 - (ptrdiff_t)i];
+			LFPI_H_ATOMIC(uint32_t) *g = &gen[2 * (size_t)idx];
 
 			/* Relaxed: as in lfpi_cache_take_top. The slot is
 			 * ours: no thief reaches slots[] while we are in. */
 			LFPI_H_STORE(g, LFPI_H_LOAD(g, relaxed) + 1, relaxed);
+			objs[i] = base + (size_t)idx * stride;
 		}
+	else {
+		/* The objects first (four at a time where they can be),
+		 * then, in a default pool, the generations. */
+		if (c->inv == 1)
+			lfpi_cache_take_wide(s, objs, k, base, c->shift);
+		else
+			for (i = 0; i < k; i++)
+				objs[i] = base +
+					  (size_t)s[-1 - (ptrdiff_t)i] * stride;
+		if (ctl == 0)
+			for (i = 0; i < k; i++) {
+				LFPI_H_ATOMIC(uint32_t) *g =
+					&gen[2 * (size_t)s[-1 - (ptrdiff_t)i]];
+
+				/* Relaxed: as above. */
+				LFPI_H_STORE(g, LFPI_H_LOAD(g, relaxed) + 1,
+					     relaxed);
+			}
+	}
 	/* Release: as in lfpi_cache_pop_top, for all k at once. */
 	LFPI_H_STORE(&c->top, top - k, release);
 	/* Release: as in lfpi_cache_pop_top (leaving). */
@@ -418,6 +439,27 @@ LFPI_H_INLINE uint32_t lfpi_cache_put_objs(struct lfpi_cache_hot *c,
 	uint64_t bound = ctl == 0 ? c->nslots : c->bslots;
 	LFPI_H_ATOMIC(uint32_t) *gen = c->gen;
 
+	if (ctl == 0 && n < LFPI_H_RUN_WIDE) {
+		/* A short run of a default pool: one pass. */
+		for (i = 0; i < n; i++) {
+			LFPI_H_ATOMIC(uint32_t) *g;
+			uint32_t v;
+
+			idx = lfpi_slot_by_div(base, inv, shift, objs[i]);
+			if (!LFPI_H_LIKELY(idx < bound))
+				break;
+			g = &gen[2 * (size_t)idx];
+			v = LFPI_H_LOAD(g, relaxed);
+			/* Free already, earlier in this run too: out of
+			 * line, to be refused. */
+			if (!LFPI_H_LIKELY(v & 1))
+				break;
+			/* Relaxed: see lfpi_mark_free in src/pool/pool.h. */
+			LFPI_H_STORE(g, v + 1, relaxed);
+			s[i] = (uint32_t)idx;
+		}
+		return i;
+	}
 	/* First the slots, up to the first object that is no object's
 	 * start in the pool. */
 	if (inv == 1 && shift < 32) {
