@@ -81,9 +81,10 @@ bool lfpi_cache_is_mine(const struct lfp_cache *c)
 }
 
 // The bulk calls' out-of-line halves (src/pool/bulk.c), which the
-// inline bulk paths call when a thief's request is pending: one slot at
-// a time through the out-of-line pop and put, made live or free as the
-// library does (parenthesized: lfpool.h makes their names macros).
+// inline bulk paths call when a thief's request is pending or the cache
+// holds too few slots: one slot at a time through the out-of-line pop
+// and put, made live or free as the library does (parenthesized:
+// lfpool.h makes their names macros).
 // With bulk_idle set (handover), they return at once: that test is of
 // the inline paths' own leaving.
 static bool bulk_idle;
@@ -478,7 +479,8 @@ struct counts_fold : rl::test_suite<counts_fold, 2>, pool_base {
 // takes a slot out of its cache (a hit) and hands the object to thread
 // 1, which releases it into its own cache (HOW 0: inline, as
 // lfp_cache_free; 1: lfpi_cache_put, as lfp_free and the handles; 2:
-// out of line, cache_pushed). A reader counts as lfp_stats does, the
+// out of line, cache_pushed; 3: the inline bulk release,
+// lfpi_cache_put_done). A reader counts as lfp_stats does, the
 // releases first, then the allocations: one that counts the release
 // must count the allocation too, which only the release of the second
 // cache's count of releases and the reader's acquire of it carry (the
@@ -557,13 +559,16 @@ struct counts_across : rl::test_suite<counts_across<HOW>, 3>, pool_base {
 // refill (3: the store of lfpi_cache_set_n that is not a fold's), a
 // bulk pop (4: cache_popped), a bulk push (5: cache_pushed_run) or an
 // out-of-line push (6: cache_pushed, where the inline path sends a push
-// it cannot make, as for a full cache) or the library's own push (7:
-// lfpi_cache_put, as lfp_free and the handles make it). A store by B is in no release sequence of A's, so only its own release
-// carries the fold to a reader (with one owner, C11 puts the owner's
-// later stores of hot.top in the release sequence of its fold, and a
-// reader acquires the fold from a relaxed one). The reader waits for
-// one of B's values of hot.top (relaxed, up to 128 looks: B comes after
-// all of A's work), then counts: the fold must be in the count.
+// it cannot make, as for a full cache), the library's own push (7:
+// lfpi_cache_put, as lfp_free and the handles make it), or the inline
+// bulk paths' pop (8: lfpi_cache_take_objs) or push (9:
+// lfpi_cache_put_done). A store by B is in no release sequence of A's,
+// so only its own release carries the fold to a reader (with one owner,
+// C11 puts the owner's later stores of hot.top in the release sequence
+// of its fold, and a reader acquires the fold from a relaxed one). The
+// reader waits for one of B's values of hot.top (relaxed, up to 128
+// looks: B comes after all of A's work), then counts: the fold must be
+// in the count.
 template <int FIRST>
 struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 	rl::atomic<int> handed;
