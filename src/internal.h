@@ -21,6 +21,6 @@
 #include "pool/trim.h"
 #include "pool/grow.h"
 #include "pool/pool.h"
-#include "leaves/audit.h"
+#include "extras/audit.h"
 
 #endif /* LFPOOL_INTERNAL_H */

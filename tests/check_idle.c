@@ -381,8 +381,8 @@ END_TEST
  * of both and takes Y's slot after a short random delay, as its own
  * allocation would. B must not return NULL while X's slot sits in an
  * idle cache all along: after its wait it looks at the caches again,
- * and again after a take that found the slots moved gone (pool.c,
- * pool_cache_miss; pool_take_hard without a cache). Before, about one trial in 100 (after the wait B
+ * and again after a take that found the slots moved gone (slow.c,
+ * slow_cache_miss; pool.c, pool_take_hard, without a cache). Before, about one trial in 100 (after the wait B
  * looked at the lists alone: one in 3).
  */
 static struct lfp_pool *sw_pool;
@@ -492,7 +492,7 @@ END_TEST
 /*
  * An allocation whose own cache a thief holds: its cache operation reads
  * ctl with STEAL, keeps off the slots and leaves; the pool is empty, so
- * pool_cache_miss, acting on the ctl that operation read, must wait for
+ * slow_cache_miss, acting on the ctl that operation read, must wait for
  * the thief to let go and look again, not return NULL while its own
  * slots are free all along. This thread is the thief, through the
  * internals: it claims the cache before the owner thread exists, so the

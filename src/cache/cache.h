@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cache layer (cache/, below pool/): thread caches. The fast path
+ * The cache layer (cache/, above rcu/, below pool/): thread caches. The fast path
  * is inline in lfpool.h; here are the cache's layout, the handshake with
  * threads that empty idle caches, and the mechanics of the slow paths:
  * the folder's interface to the pool. Calls the depot, the stack and the
@@ -102,9 +102,6 @@ static inline uint32_t lfpi_cache_ctl_keep(const struct lfp_pool *pool)
 }
 
 
-/* The calling thread's cache for pool, made on first use; NULL if none
- * could be made (the caller then uses the shared path). */
-struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool);
 /* table.c: make the thread's implicit cache of pool, if it has one, its
  * entry for family class i (lfpi_cache_cls in lfpool.h). */
 void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i);
@@ -137,14 +134,10 @@ int lfpi_cache_walk(struct lfp_pool *pool, int (*fn)(uint32_t idx, void *arg),
 uint64_t lfpi_cache_sum(const struct lfp_pool *pool, size_t counter,
 			uint64_t *cached);
 
-static inline struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
-{
-	struct lfp_cache *c = lfpi_cache_entry(pool);
-
-	return LFPI_LIKELY(lfpi_cache_is_of(c, pool))
-		       ? c
-		       : lfpi_cache_implicit_slow(pool);
-}
+/* The calling thread's implicit cache of pool: the one its table names,
+ * or one found or made outside it (registry.c); NULL if none could be
+ * made (the caller then uses the shared path). */
+struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool);
 
 /* Owner-only counter: a load and a store, no read-modify-write. */
 static inline void lfpi_cache_count(_Atomic(uint64_t) *ctr, uint64_t n)
@@ -162,32 +155,6 @@ static inline uint32_t lfpi_cache_n(const struct lfp_cache *c)
 			  LFPI_TOP_COUNT);
 }
 
-/* Put slot idx, already marked free, into the cache. */
-static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
-{
-	uint32_t ctl = lfpi_cache_enter_fast(&c->hot), n;
-	uint64_t top = atomic_load_explicit(&c->hot.top, memory_order_relaxed);
-
-	n = (uint32_t)(top & LFPI_TOP_COUNT);
-	if (LFPI_UNLIKELY((ctl & ~LFPI_CTL_BARE) || n == c->hot.size)) {
-		lfpi_cache_put_slow(c, idx, ctl);
-		return;
-	}
-	c->hot.slots[n] = idx;
-	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
-	atomic_store_explicit(&c->hot.top, top + 1 + LFPI_TOP_FREE,
-			      memory_order_release);
-	/* Release: as in lfpi_cache_free_inline (lfpool.h), inside the
-	 * operation. */
-	atomic_store_explicit(&c->hot.frees,
-			      atomic_load_explicit(&c->hot.frees,
-						   memory_order_relaxed) + 1,
-			      memory_order_release);
-	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
-	atomic_store_explicit(&c->hot.active, 0, memory_order_release);
-}
-
-
 /* The slow paths' pieces, for the pool layer (pool.c, bulk.c). */
 /*
  * An allocation's whole operation on the cache: enter it (*ctl is
@@ -197,6 +164,14 @@ static inline void lfpi_cache_put(struct lfp_cache *c, uint32_t idx)
  * read it, asked us off (STEAL) or for the slots (FLUSH, answered).
  */
 uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t *ctl);
+/*
+ * A release's whole operation on the cache, slot idx already marked
+ * free: enter it (ctl is LFPI_CTL_OUT), or finish the inline path's entry
+ * (ctl is what it read); push idx, the colder magazine sent to the depot
+ * first if the cache is full; leave. With a thief at the slots, or
+ * asking for them, idx goes onto the free list.
+ */
+void lfpi_cache_put(struct lfp_cache *c, uint32_t idx, uint32_t ctl);
 /* After a failed look with ctl holding STEAL: wait (outside the
  * operation) for the thief to let go; whether to look again. */
 bool lfpi_cache_wait_thief(struct lfp_cache *c, uint32_t ctl);

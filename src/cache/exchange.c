@@ -28,15 +28,25 @@
 int lfpi_cache_membarrier;
 
 /*
- * Enter an operation from outside the inline fast path. Without
+ * Enter an operation from outside the inline fast path. With membarrier
+ * it is the inline paths' entry (lfpi_cache_enter_fast, lfpool/inline.h),
+ * step for step: we write active, then read ctl, and only the compiler
+ * must keep them in order, since a thief's membarrier(2) puts a full
+ * barrier between its write of ctl and its read of active. Without
  * membarrier both sides of the handshake use seq_cst: our exchange and
  * load pair with the thief's CAS on ctl and its load of active (the
  * Dekker pattern needs a single total order).
  */
 uint32_t lfpi_cache_enter(struct lfp_cache *c)
 {
-	if (LFPI_LIKELY(lfpi_cache_membarrier))
-		return lfpi_cache_enter_fast(&c->hot);
+	if (LFPI_LIKELY(lfpi_cache_membarrier)) {
+		atomic_store_explicit(&c->hot.active, 1, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		/* Acquire: pairs with the release by which a thief lets go
+		 * of the cache (steal.c), so the count read after this is
+		 * the one it left. */
+		return atomic_load_explicit(&c->hot.ctl, memory_order_acquire);
+	}
 	atomic_exchange_explicit(&c->hot.active, 1, memory_order_seq_cst);
 	return atomic_load_explicit(&c->hot.ctl, memory_order_seq_cst);
 }
@@ -118,7 +128,7 @@ void lfpi_cache_set_n(struct lfp_cache *c, uint32_t n)
 }
 
 /* Owner, inside an operation: k releases into slots[] counted. Release:
- * as in lfpi_cache_free_inline (lfpool.h). */
+ * as the store of frees in lfpi_cache_push_top (lfpool/inline.h). */
 static void cache_freed(struct lfp_cache *c, uint32_t k)
 {
 	atomic_store_explicit(&c->hot.frees,
@@ -131,7 +141,8 @@ static void cache_freed(struct lfp_cache *c, uint32_t k)
  * allocations. */
 static void cache_popped(struct lfp_cache *c, uint32_t k)
 {
-	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	/* Release: as the store of top in lfpi_cache_pop_top
+	 * (lfpool/inline.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) - k,
@@ -144,7 +155,8 @@ static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 {
 	c->slots[n] = idx;
 	cache_freed(c, 1);
-	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	/* Release: as the store of top in lfpi_cache_pop_top
+	 * (lfpool/inline.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) +
@@ -157,7 +169,8 @@ static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 static void cache_pushed_run(struct lfp_cache *c, uint32_t k)
 {
 	cache_freed(c, k);
-	/* Release: as in lfpi_cache_alloc_inline (lfpool.h). */
+	/* Release: as the store of top in lfpi_cache_pop_top
+	 * (lfpool/inline.h). */
 	atomic_store_explicit(&c->hot.top,
 			      atomic_load_explicit(&c->hot.top,
 						   memory_order_relaxed) +
@@ -373,14 +386,20 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t *ctl)
 	return idx;
 }
 
-/* The inline fast path found ctl set, or the cache full, with slot idx
- * already marked free; it entered the operation and left it to us. */
-int lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+/*
+ * A release's whole operation on the cache, slot idx already marked
+ * free: enter it (ctl is LFPI_CTL_OUT), or finish the inline path's
+ * entry (ctl is what it read); push idx, sending the colder magazine to
+ * the depot first if the cache is full; leave. While a thief is at the
+ * slots, or wants them, idx goes onto the free list instead.
+ */
+void lfpi_cache_put(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
 
-	ctl = cache_reenter(c, ctl) & CACHE_ASKS;
+	ctl = ctl == LFPI_CTL_OUT ? lfpi_cache_enter(c) : cache_reenter(c, ctl);
+	ctl &= CACHE_ASKS;
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
 	if (!ctl) {
@@ -397,7 +416,6 @@ int lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.frees, 1);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	return 0;
 }
 
 /*

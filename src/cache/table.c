@@ -3,8 +3,9 @@
  * The pools' numbers and each thread's table of its implicit caches,
  * indexed by them (lfpi_cache_tab, which lfpool.h's inline paths read):
  * numbers taken and given back, the table grown, an entry dropped, the
- * table freed at the thread's exit. registry.c decides when; this file
- * calls nothing of the cache layer.
+ * table freed at the thread's exit, and the out-of-line paths' look at
+ * it. registry.c decides when; this file calls nothing of the cache
+ * layer.
  */
 #include <sys/mman.h>
 
@@ -37,6 +38,26 @@ static struct lfp_cache *const cache_nil_cls[LFP_FAMILY_MAX_CLASSES] = {
 LFPI_TLS struct lfp_cache **lfpi_cache_cls = (struct lfp_cache **)cache_nil_cls;
 /* Set while lfpi_cache_cls_put makes the thread's array. */
 static LFPI_TLS bool cls_making;
+
+/* Whether c is pool's cache (c never NULL): the inline paths' test,
+ * lfpi_cache_is_of in lfpool/inline.h, made again, with its reason for
+ * reading the cache's pool word relaxed. */
+static bool tab_is_of(struct lfp_cache *c, const struct lfp_pool *pool)
+{
+	return atomic_load_explicit(&c->hot.pool, memory_order_relaxed) == pool;
+}
+
+/* As the inline paths look (lfpi_cache_find, lfpool/inline.h): the
+ * cache found last, then the table's entry for num. */
+struct lfp_cache *lfpi_cache_lookup(const struct lfp_pool *pool, uint32_t num)
+{
+	struct lfpi_cache_tab *t = &lfpi_cache_tab;
+	struct lfp_cache *c = t->last;
+
+	if (tab_is_of(c, pool) || tab_is_of(c = t->v[num & t->mask], pool))
+		return c;
+	return NULL;
+}
 
 /*
  * Pool numbers, one bit each, set while a pool has it: lfp_create takes
@@ -197,7 +218,7 @@ void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i)
 {
 	struct lfp_cache *c, **v = lfpi_cache_cls;
 
-	if (cls_making || !lfpi_cache_find(pool, pool->hot.num, &c))
+	if (cls_making || !(c = lfpi_cache_lookup(pool, pool->hot.num)))
 		return;
 	if (v == (struct lfp_cache **)cache_nil_cls) {
 		/* A handler that interrupts us from here on makes no array

@@ -7,7 +7,7 @@
  * cache, or the shared path one object at a time. What a run cannot
  * take (hooks that may call back in, a thief's request, an exhausted
  * cache) goes the single way, with its stealing, waits and policy.
- * Above pool.c: calls it and the caches.
+ * Above slow.c: calls it, pool.c and the caches.
  */
 #include "pool/pool.h"
 
@@ -85,7 +85,7 @@ size_t lfp_cache_alloc_bulk(struct lfp_cache *cache, void **objs, size_t n)
 	}
 	/* The rest, if any, the way single allocations go: stealing,
 	 * waiting, the exhaustion policy. */
-	while (got < n && (obj = lfpi_cache_alloc_inline(cache)))
+	while (got < n && (obj = lfpi_cache_alloc_slow(cache, LFPI_CTL_OUT)))
 		objs[got++] = obj;
 	return got;
 }
@@ -105,7 +105,7 @@ size_t lfp_cache_free_bulk(struct lfp_cache *cache, void *const *objs,
 	 * would be free and in no list while a later hook runs. */
 	if (cache->pool->on_free) {
 		for (size_t i = 0; i < n; i++)
-			done += lfpi_cache_free_inline(cache, objs[i]) == 0;
+			done += lfpi_cache_free_slow(cache, objs[i]) == 0;
 		return done;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The public entry points: creating and destroying a pool, the shared
- * (uncached) allocation and release paths, and the slow paths of the
- * inline ones (where allocations steal, wait and apply the exhaustion
- * policy, outside the cache's operation). Calls the pool's policies
- * (grow.c, trim.c, fork.c), the caches, rcu.c, the debug tools, the slab
- * and the lists; the bulk calls (bulk.c) sit above it.
+ * Creating and destroying a pool, the shared (uncached) allocation and
+ * release paths, and what the slow paths (slow.c, above it) take from
+ * the pool: the lists looked at one slot at a time (lfpi_pool_take) and
+ * the checks of a release. Calls the pool's policies (grow.c, trim.c,
+ * fork.c), the caches, rcu.c, the debug tools, the slab and the lists.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -309,7 +308,8 @@ uint32_t lfpi_pool_take(struct lfp_pool *pool, uint32_t *retries)
  * a steal moved slots that another thread took first, steal again: some
  * other cache may hold slots its owner left idle (check_idle.c,
  * steal_after_wait_sees_idle_cache); each round means another thread
- * took slots, so this stays lock-free. pool_cache_miss does too. */
+ * took slots, so this stays lock-free. slow.c's slow_cache_miss does
+ * too. */
 static LFPI_NOINLINE uint32_t pool_take_hard(struct lfp_pool *pool,
 					     struct lfpi_counters *c,
 					     uint32_t *retries)
@@ -388,72 +388,10 @@ int lfpi_finish_release(struct lfp_pool *pool, uint32_t idx, int err)
 	}
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
-		lfpi_cache_put(c, idx);
+		lfpi_cache_put(c, idx, LFPI_CTL_OUT);
 	else
 		pool_push_shared(pool, lfpi_my_shard(pool), idx);
 	return 0;
-}
-
-/*
- * The cache had no slot for an allocation; ctl says why (lfpi_cache_pop).
- * Only here do allocations steal, wait and apply the pool's policy, each
- * outside the cache's operation, and between two looks at the cache.
- * While a steal moved slots that another thread took first, steal again,
- * as pool_take_hard does and for the same reason.
- */
-static LFPI_NOINLINE void *pool_cache_miss(struct lfp_cache *c, uint32_t ctl)
-{
-	struct lfp_pool *pool = c->pool;
-	uint32_t retries = 0, emptied = 0, idx;
-	struct lfpi_want want;
-	bool shared = true;
-
-	/* After the cache's refill, not before: the lists it found empty are
-	 * looked at again below, and only the looks from here on lead to the
-	 * policy. */
-	lfpi_want_init(pool, &want);
-	for (;;) {
-		idx = lfpi_pool_take(pool, &retries);
-		while (idx == LFPI_NIL &&
-		       lfpi_cache_steal(pool, c, &emptied, &retries))
-			idx = lfpi_pool_take(pool, &retries);
-		/* Policy hooks run here, outside the cache's operation. */
-		if (idx != LFPI_NIL ||
-		    (!lfpi_cache_wait_thief(c, ctl) && !lfpi_fork_waited() &&
-		     !lfpi_exhausted(pool, &want)))
-			break;
-		ctl = LFPI_CTL_OUT;
-		if ((idx = lfpi_cache_pop(c, &ctl)) != LFPI_NIL) {
-			shared = false;
-			break;
-		}
-	}
-	lfpi_cache_count(&c->ctr.cas_retries, retries);
-	lfpi_cache_count(&c->ctr.steals, emptied);
-	if (idx == LFPI_NIL) {
-		lfpi_cache_count(&c->ctr.failed_allocs, 1);
-		LFPI_PROBE(exhausted, pool, pool->capacity);
-		return NULL;
-	}
-	/* One out of the cache's slots counted itself, as a hit or a miss
-	 * (cache/exchange.c); one from the pool, a miss, counts here. */
-	if (shared)
-		lfpi_cache_count(&c->ctr.allocs, 1);
-	return lfpi_hand_out(pool, idx);
-}
-
-/*
- * The inline fast path found ctl set, or the cache empty; it entered the
- * operation and left it to us. The cache finishes it, refilling from the
- * depot if it can (one call down and back); the pool takes over if not.
- */
-void *lfpi_cache_alloc_slow(struct lfp_cache *c, uint32_t ctl)
-{
-	uint32_t idx = lfpi_cache_pop(c, &ctl);
-
-	if (LFPI_UNLIKELY(idx == LFPI_NIL))
-		return pool_cache_miss(c, ctl);
-	return lfpi_hand_out(c->pool, idx); /* counted by the cache */
 }
 
 /* The checks of lfp_cache_free (pool.h). */
@@ -474,66 +412,4 @@ uint32_t lfpi_release_checked(struct lfp_cache *c, void *obj, int *err)
 		LFPI_PROBE(free_refused, pool, *err);
 	}
 	return idx;
-}
-
-/* A release the inline fast path could not finish alone: a pointer that
- * is no object's start, a slot that is not live, a pool with checks or
- * hooks. Not entered. */
-int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
-{
-	int err = 0;
-	uint32_t idx;
-
-	if (!c)
-		return -EINVAL;
-	if ((idx = lfpi_release_checked(c, obj, &err)) == LFPI_NIL)
-		return err;
-	lfpi_cache_put(c, idx);
-	return 0;
-}
-
-/* lfp_alloc when the thread's last cache is not this pool's. */
-void *lfpi_alloc_slow(struct lfp_pool *pool)
-{
-	struct lfp_cache *c;
-
-	if (LFPI_UNLIKELY(!pool))
-		return NULL;
-	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
-	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
-		return lfpi_cache_alloc_inline(c);
-	return lfpi_pool_alloc_shared(pool);
-}
-
-int lfpi_free_slow(struct lfp_pool *pool, void *obj)
-{
-	struct lfp_cache *c;
-
-	if (LFPI_UNLIKELY(!pool))
-		return -EINVAL;
-	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
-	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
-		return lfpi_cache_free_inline(c, obj);
-	return lfpi_pool_free_shared(pool, obj);
-}
-
-/* The exported functions are the inline paths of lfpool.h, called. */
-void *lfp_cache_alloc(struct lfp_cache *cache)
-{
-	return lfpi_cache_alloc_inline(cache);
-}
-
-int lfp_cache_free(struct lfp_cache *cache, void *obj)
-{
-	return lfpi_cache_free_inline(cache, obj);
-}
-
-void *lfp_alloc(struct lfp_pool *pool)
-{
-	return lfpi_alloc_inline(pool);
-}
-
-int lfp_free(struct lfp_pool *pool, void *obj)
-{
-	return lfpi_free_inline(pool, obj);
 }

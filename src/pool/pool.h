@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pool layer (pool/, above cache/): taking and releasing slots
- * (generations, hooks) and the shared path (pool.c; the bulk calls are
- * bulk.c, above it), the folder's interface to the leaves above it. Its
- * policies have their own headers, for pool.c: exhaustion and growth
- * (grow.h), trim (trim.h), fork (fork.h); lfp_stats is stats.c.
+ * The pool layer (pool/, above cache/, below extras/): taking and releasing slots
+ * (generations, hooks) and the shared path (pool.c); the out-of-line
+ * halves of the inline paths, one way in for each direction (slow.c,
+ * above pool.c); the bulk calls (bulk.c, above slow.c). The folder's
+ * interface to the layer above it (extras/). Its policies have their own
+ * headers, for pool.c and slow.c: exhaustion and growth (grow.h), trim
+ * (trim.h), fork (fork.h); lfp_stats is stats.c.
  */
 #ifndef LFPOOL_POOL_H
 #define LFPOOL_POOL_H
@@ -112,7 +114,7 @@ static inline uint32_t lfpi_release_slot(struct lfp_pool *pool, void *obj,
 }
 
 /* pool.c (continued): the shared path that caches fall back on, and
- * what the bulk calls (bulk.c) share with the single ones. */
+ * what the slow paths (slow.c) and the bulk calls (bulk.c) share. */
 
 /* Take one slot from the free list, the depot or the fresh ones, or
  * LFPI_NIL. */
@@ -187,7 +189,7 @@ uint32_t lfpi_release_quirky(struct lfp_pool *pool, void *obj, int *err);
  * reservation of the caller's (lfpi_reserve) that has room bytes for it,
  * committed there as the pool needs it: the pool borrows the range and
  * leaves it mapped when it is destroyed, for the caller to unmap whole
- * (families, leaves/family.c). With where NULL, exactly lfp_create.
+ * (families, extras/family.c). With where NULL, exactly lfp_create.
  * lfpi_pool_map_len sets *len to the bytes such a pool needs, or returns
  * lfp_create's error for cfg, with *fault (if fault is not NULL) naming the
  * field at fault, if one is, as lfp_config_fault would.

@@ -3,7 +3,7 @@
  * Catching users' bugs, and the pool's own: the tools that watch released
  * objects (a fill pattern, AddressSanitizer poisoning, Valgrind memcheck's
  * mempool requests), and the reports that name a pool. Calls only the
- * slab; the census of every slot is leaves/audit.c.
+ * slab; the census of every slot is extras/audit.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -4,11 +4,12 @@
  * takes the free slots of another thread's cache without a lock on the
  * owner's fast path: the owner's half is lfpi_cache_enter_fast and the
  * inline paths of include/lfpool.h (lfpi_cache_alloc_body, _free_live)
- * with their out-of-line halves (lfpi_cache_alloc_slow and
- * pool_cache_miss in src/pool/pool.c; lfpi_cache_pop, lfpi_cache_put_slow,
- * lfpi_cache_enter and _leave in src/cache/exchange.c); the thief's half
- * is lfpi_cache_claim_steal, lfpi_cache_steal and cache_steal_round in
- * src/cache/steal.c, called by pool_take_hard and pool_cache_miss;
+ * with their out-of-line halves (lfpi_cache_alloc_slow, slow_cache_miss
+ * and lfpi_cache_put_slow in src/pool/slow.c; lfpi_cache_pop,
+ * lfpi_cache_put, lfpi_cache_enter and _leave in src/cache/exchange.c);
+ * the thief's half is lfpi_cache_claim_steal, lfpi_cache_steal and
+ * cache_steal_round in src/cache/steal.c, called by pool_take_hard and
+ * slow_cache_miss;
  * fork's hold on the caches is lfpi_cache_fork_prepare and _parent in
  * src/cache/fork_hold.c. Spin checks it exhaustively (model_steal.test
  * in make check, make model-steal for wider bounds; see tests/verify.am).
@@ -362,7 +363,8 @@ inline pool_take(t)
 	}
 }
 
-/* lfp_cache_alloc: the inline path, lfpi_cache_alloc_slow, pool_cache_miss. */
+/* lfp_cache_alloc: the inline path, lfpi_cache_alloc_slow,
+ * slow_cache_miss. */
 inline owner_alloc()
 {
 	atomic { OPEN(OWNER) };

@@ -5,7 +5,7 @@
  * number, its last cache and its array by family class (src/cache/table.c,
  * src/cache/registry.c, lfpool.h's lfpi_cache_find, lfpi_family_find and
  * lfpi_cache_is_of, lfp_destroy in src/pool/pool.c, family_alloc in
- * src/leaves/family.c). Spin checks it exhaustively: make check runs it
+ * src/extras/family.c). Spin checks it exhaustively: make check runs it
  * in small bounds (model_table.test), make model-check in larger ones
  * (tests/verify.am).
  *
@@ -396,8 +396,8 @@ inline implicit_new(pa)
 }
 
 /*
- * c = lfpi_cache_implicit_slow(pool at pa): NILC after the thread's exit
- * began; else its cache of the pool from its list (which then becomes
+ * c = cache_implicit_slow(pool at pa) in registry.c: NILC after the
+ * thread's exit began; else its cache of the pool from its list (which then becomes
  * the table's entry), freeing the orphans it passes; else a new one.
  * The model's list is in address order.
  */

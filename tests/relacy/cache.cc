@@ -17,7 +17,8 @@
 // on every running thread: whichever point of the owner's code that
 // barrier falls on, the outcome is one that seq_cst fences at the owner's
 // signal fence and at the thief's call allow. So the check models it as
-// such: the signal fence in lfpi_cache_enter_fast is a seq_cst fence, and
+// such: the signal fence in lfpi_cache_enter_fast (and in its copy out
+// of line, lfpi_cache_enter) is a seq_cst fence, and
 // membarrier(2) a seq_cst fence in the thief (what is assumed, here and
 // in README.md's "Checked on the C11 memory model").
 #include <sys/syscall.h>
@@ -80,6 +81,14 @@ bool lfpi_cache_is_mine(const struct lfp_cache *c)
 	return false;
 }
 
+// The out-of-line half of the inline release (src/pool/slow.c), as it
+// is there: the cache's operation, lfpi_cache_put.
+int lfpi_cache_put_slow(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+{
+	lfpi_cache_put(c, idx, ctl);
+	return 0;
+}
+
 // The bulk calls' out-of-line halves (src/pool/bulk.c), which the
 // inline bulk paths call when a thief's request is pending or the cache
 // holds too few slots: one slot at a time through the out-of-line pop
@@ -124,7 +133,7 @@ size_t (lfp_cache_free_bulk)(struct lfp_cache *c, void *const *objs,
 		gen = atomic_load_explicit(g, memory_order_relaxed);
 		RL_ASSERT(gen & 1); // live: no test here releases twice
 		atomic_store_explicit(g, gen + 1, memory_order_relaxed);
-		lfpi_cache_put(c, idx);
+		lfpi_cache_put(c, idx, LFPI_CTL_OUT);
 	}
 	return n;
 }
@@ -160,7 +169,8 @@ struct pool_base {
 		lfpm_now_ns = 0;
 		lfpm_clock_step = 100000;
 		lfpm_light_barrier =
-			membarrier ? "lfpi_cache_enter_fast" : nullptr;
+			membarrier ? "lfpi_cache_enter_fast lfpi_cache_enter"
+				   : nullptr;
 		lfpi_stack_init(&pool.free, links, sizeof(links[0]));
 		lfpi_depot_init(&pool.depot, mags, MAGS, BATCH);
 		for (uint32_t m = 0; m < MAGS; m++)
@@ -276,7 +286,7 @@ struct pool_base {
 			lfpm_own(objs[idx]);
 			if (put) {
 				mark_free(idx);
-				lfpi_cache_put(c, idx);
+				lfpi_cache_put(c, idx, LFPI_CTL_OUT);
 			} else {
 				lfpi_cache_push(c, idx, 0);
 			}
@@ -532,7 +542,7 @@ struct counts_across : rl::test_suite<counts_across<HOW>, 3>, pool_base {
 			}
 			mark_free(given);
 			if (HOW == 1) {
-				lfpi_cache_put(c2, given);
+				lfpi_cache_put(c2, given, LFPI_CTL_OUT);
 			} else {
 				uint32_t ctl = lfpi_cache_enter(c2);
 
@@ -649,7 +659,7 @@ struct fold_handover : rl::test_suite<fold_handover<FIRST>, 3>, pool_base {
 				if (FIRST == 5) {
 					lfpi_cache_put_run(c, &given, 1);
 				} else if (FIRST == 7) {
-					lfpi_cache_put(c, given);
+					lfpi_cache_put(c, given, LFPI_CTL_OUT);
 				} else {
 					ctl = lfpi_cache_enter(c);
 					lfpi_cache_put_slow(c, given, ctl);
@@ -694,7 +704,7 @@ struct two_thieves : rl::test_suite<two_thieves, 2>, pool_base {
 // out its slots (the child's copy of them is what the parent's memory
 // held; here they are the parent's, which must be as quiet); then gives
 // the cache back (lfpi_cache_fork_parent) and lowers the flag. The owner
-// allocates as lfp_alloc does (pool.c, pool_cache_miss): the cache, then
+// allocates as lfp_alloc does (slow.c, slow_cache_miss): the cache, then
 // the lists (empty here), then it waits while a thief or the fork holds
 // the cache (bounded, for a fork) and looks again: it gets a slot every
 // time (a wait that gave up, or never waited, would end in a NULL).
@@ -777,7 +787,7 @@ struct fork_hold : rl::test_suite<fork_hold<MEMBARRIER, LATE>, 2>, pool_base {
 };
 
 // The handshake with membarrier(2), the owner releasing as lfp_free and
-// the handles do out of line (lfpi_cache_put, cache.h), its cache in the
+// the handles do out of line (lfpi_cache_put, exchange.c), its cache in the
 // registry from the start.
 struct steal_put : rl::test_suite<steal_put, 2>, pool_base {
 	void before() { init(LFPI_MB_SYSCALL, true); }
@@ -937,7 +947,7 @@ int main(int argc, char **argv)
 		"include/lfpool/inline.h:lfpi_cache_put_done",
 		"include/lfpool/inline.h:lfpi_cache_alloc_bulk_body",
 		"include/lfpool/inline.h:lfpi_cache_free_bulk_body",
-		"src/cache/cache.h:lfpi_cache_put",
+		"src/cache/exchange.c:lfpi_cache_put",
 		"src/cache/exchange.c:lfpi_cache_enter",
 		"src/cache/exchange.c:lfpi_cache_leave",
 		"src/cache/exchange.c:cache_counts",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // A family's family caches on the C11 memory model: one thread gives a
-// family cache up (lfp_family_cache_destroy, src/leaves/family_cache.c)
+// family cache up (lfp_family_cache_destroy, src/extras/family_cache.c)
 // and the next lfp_family_cache_create takes it again, with the class
 // caches the first one used; their own source compiled through
 // stdatomic.h here.
@@ -32,7 +32,7 @@ static lfpm_map lfpm_mmap(size_t len);
 #define mmap(addr, len, prot, flags, fd, off) lfpm_mmap(len)
 #define munmap(addr, len) ((void)(addr), (void)(len))
 
-#include "leaves/family_cache.c"
+#include "extras/family_cache.c"
 
 namespace {
 
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 		{"fill_fails", 20000, lfpm_run<fill_fails>, false},
 	};
 	static const char *const units[] = {
-		"src/leaves/family_cache.c",
+		"src/extras/family_cache.c",
 	};
 	return lfpm_main(argc, argv, "family", units,
 			 sizeof(units) / sizeof(units[0]), tests,

@@ -288,9 +288,10 @@ static inline bool lfpm_acquires(rl::memory_order mo)
 }
 
 /*
- * The function whose signal fences are the owner's half of an asymmetric
- * barrier, whose other half is membarrier(2) (see tests/relacy/cache.cc):
- * set by a check that models it, NULL otherwise. There they are seq_cst
+ * The functions whose signal fences are the owner's half of an
+ * asymmetric barrier, whose other half is membarrier(2) (see
+ * tests/relacy/cache.cc), their names separated by spaces: set by a
+ * check that models it, NULL otherwise. There they are seq_cst
  * fences, in the census like any order; elsewhere they order a thread
  * against its own signal handlers only, and no check has signals.
  */
@@ -302,7 +303,15 @@ static inline void lfpm_signal_fence(rl::memory_order mo, const char *file,
 				     int line, const char *func,
 				     rl::debug_info_param info)
 {
-	if (lfpm_light_barrier && !strcmp(func, lfpm_light_barrier))
+	size_t n = strlen(func);
+	const char *at = lfpm_light_barrier;
+
+	/* func, as a whole word of the list. */
+	while (at && (at = strstr(at, func)) &&
+	       !((at == lfpm_light_barrier || at[-1] == ' ') &&
+		 (at[n] == ' ' || !at[n])))
+		at += n;
+	if (at)
 		lfpm_fence(lfpm_order(mo, LFPM_FENCE, file, line, func), info);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The census (audit.c): a consistency check of a whole pool for the
- * tests and the stress harness, above every layer.
+ * The top layer (extras/, above pool/): the census (audit.c), a
+ * consistency check of a whole pool for the tests and the stress
+ * harness.
  */
 #ifndef LFPOOL_AUDIT_H
 #define LFPOOL_AUDIT_H

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "leaves/audit.h"
+#include "extras/audit.h"
 
 struct audit_walk {
 	struct lfp_pool *pool;

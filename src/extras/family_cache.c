@@ -9,7 +9,7 @@
  */
 #include <sys/mman.h>
 
-#include "leaves/family.h"
+#include "extras/family.h"
 
 /* Make fc's class caches: true, or false with none left made. */
 static bool family_cache_fill(struct lfp_family_cache *fc)

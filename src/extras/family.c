@@ -3,10 +3,11 @@
  * family.c: size-class families, a pool per object size behind one
  * allocator that takes a size.
  *
- * A leaf on top of the pools: every class is an ordinary pool, and the
- * family only routes, through the inline paths of lfpool.h (the thread's
- * cache of the class, found in its table), which the header also inlines
- * into the caller. Allocation finds the smallest class that fits in a
+ * Above the pools (extras/): every class is an ordinary pool, and the
+ * family only routes: lfpool.h's inline paths find the thread's cache of
+ * the class (in its table), and the out-of-line halves here call the
+ * pool layer's own calls (lfp_alloc, lfp_cache_alloc and the releases,
+ * pool/slow.c). Allocation finds the smallest class that fits in a
  * table indexed by the size in 8-byte steps (sizes up to
  * LFPI_FAMILY_MAP_MAX; above, by binary search over the sizes). Release
  * finds the class from the address by arithmetic: the family reserves
@@ -25,7 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "leaves/family.h"
+#include "extras/family.h"
 #include "memory/slab.h"
 
 static void family_count(_Atomic(uint64_t) *counter)
@@ -310,6 +311,13 @@ int lfp_family_class(const struct lfp_family *fam, size_t size)
 	return (int)lo;
 }
 
+/* The class whose zone holds obj; >= classes if none does (the inline
+ * paths' lfpi_family_zone, lfpool/inline.h, made again). */
+static uint64_t family_zone(const struct lfpi_family_hot *f, const void *obj)
+{
+	return (uint64_t)((uintptr_t)obj - f->base) >> f->zshift;
+}
+
 int lfp_family_class_of(const struct lfp_family *fam, const void *obj)
 {
 	uint64_t z;
@@ -317,7 +325,7 @@ int lfp_family_class_of(const struct lfp_family *fam, const void *obj)
 	if (!fam || !obj)
 		return -EINVAL;
 	/* Only the pool of obj's zone can own it. */
-	z = lfpi_family_zone(&fam->hot, obj);
+	z = family_zone(&fam->hot, obj);
 	if (z >= fam->hot.classes)
 		return -EFAULT;
 	return lfp_owns(fam->hot.cls[z].pool, obj) ? (int)z : -EFAULT;
@@ -333,8 +341,8 @@ static void *family_spill(struct lfp_family *fam, struct lfp_family_cache *fc,
 	if (fam->spill < last - c)
 		last = c + fam->spill;
 	while (c++ < last) {
-		void *obj = fc ? lfpi_cache_alloc_body(fc->hot.caches[c])
-			       : lfpi_alloc_inline(fam->hot.cls[c].pool);
+		void *obj = fc ? lfp_cache_alloc(fc->hot.caches[c])
+			       : lfp_alloc(fam->hot.cls[c].pool);
 
 		if (obj) {
 			family_count(&fam->spilled);
@@ -359,9 +367,9 @@ static void *family_alloc(struct lfp_family *fam, struct lfp_family_cache *fc,
 		return NULL;
 	}
 	if (fc) {
-		obj = lfpi_cache_alloc_body(fc->hot.caches[c]);
+		obj = lfp_cache_alloc(fc->hot.caches[c]);
 	} else {
-		obj = lfpi_alloc_inline(fam->hot.cls[c].pool);
+		obj = lfp_alloc(fam->hot.cls[c].pool);
 		/* After: the call may have made the cache. */
 		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
 	}
@@ -386,9 +394,9 @@ static int family_free(struct lfp_family *fam, struct lfp_family_cache *fc,
 	int c = lfp_family_class_of(fam, obj);
 
 	if (c >= 0 && fc)
-		return lfpi_cache_free_body(fc->hot.caches[c], obj);
+		return lfp_cache_free(fc->hot.caches[c], obj);
 	if (c >= 0) {
-		int err = lfpi_free_inline(fam->hot.cls[c].pool, obj);
+		int err = lfp_free(fam->hot.cls[c].pool, obj);
 
 		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
 		return err;

@@ -3,8 +3,8 @@
  * Deferred release, the entry points: lfp_free_deferred checks a release
  * as lfp_free does (strictly) and hands the slot to rcu.c, which returns
  * it to the pool after a grace period; lfp_barrier and
- * lfp_deferred_pending. A leaf on top of the pool: calls pool.h's release
- * checks and rcu.c.
+ * lfp_deferred_pending. In the top layer (extras/), above the pool: calls
+ * pool.h's release checks and rcu.c.
  */
 #include <errno.h>
 #include <urcu/urcu-memb.h>

@@ -10,8 +10,9 @@
  *
  * Nothing here writes the pool but the releases by handle, which go
  * through the same two steps as lfp_free and lfp_cache_free (mark the
- * slot free, give it back through the same cache or stack). A leaf on
- * top: calls the pool (pool.h), the caches, the debug tools and the slab.
+ * slot free, give it back through the same cache or stack). In the top
+ * layer (extras/): calls the pool (pool.h), the caches, the debug tools
+ * and the slab.
  */
 #include "base/probes.h"
 #include "pool/pool.h"
@@ -148,7 +149,7 @@ int lfp_cache_free_handle(struct lfp_cache *cache, lfp_handle h)
 		LFPI_PROBE(free_refused, cache->pool, err);
 		return err;
 	}
-	lfpi_cache_put(cache, lfp_handle_index(h));
+	lfpi_cache_put(cache, lfp_handle_index(h), LFPI_CTL_OUT);
 	return 0;
 }
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A family and its family caches, as family.c (creation, routing,
- * introspection) and family_cache.c (the family caches) both see them.
- * Private to leaves/.
+ * The top layer (extras/, above pool/): what is built on pools, whose
+ * calls lfpool.h declares. A family and its family caches, as family.c
+ * (creation, routing, introspection) and family_cache.c (the family
+ * caches) both see them. Private to extras/.
  */
-#ifndef LFPI_LEAVES_FAMILY_H
-#define LFPI_LEAVES_FAMILY_H
+#ifndef LFPI_EXTRAS_FAMILY_H
+#define LFPI_EXTRAS_FAMILY_H
 
 #include <stdalign.h>
 #include <stdatomic.h>
