@@ -209,7 +209,14 @@ struct lfpi_family_cache_hot {
 #define LFPI_H_TLS
 #endif
 
-/* The out-of-line halves, in the library. Not part of the API. */
+/*
+ * The out-of-line halves, in the library (src/pool/slow.c and, for the
+ * families, src/extras/family.c), and the two tables of the threads'
+ * caches. Exported, because the inline paths call and read them from
+ * the caller's code: with the names that lfpool.h declares, they are
+ * all the library exports (tests/exports.test). Not part of the API:
+ * they change only with the soname, and a program calls the lfp_ ones.
+ */
 LFP_API void *lfpi_cache_alloc_slow(struct lfp_cache *cache, uint32_t ctl);
 /* Returns 0, so that the inline release ends in a tail call. */
 LFP_API int lfpi_cache_put_slow(struct lfp_cache *cache, uint32_t idx,

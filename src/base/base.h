@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What every layer of lfpool shares: the "no index" value, branch hints,
- * the cache line, thread-local storage and the ThreadSanitizer edges.
- * Includes nothing of lfpool's but the public header.
+ * The base layer (base/, the bottom: calls nothing of the library's other
+ * layers). What every layer of lfpool shares: the "no index" value, branch
+ * hints, the cache line, thread-local storage and the ThreadSanitizer
+ * edges. Includes nothing of lfpool's but the public header.
  */
 #ifndef LFPOOL_BASE_H
 #define LFPOOL_BASE_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lists layer (lists/, above base/): the depot of magazines
+ * The lists layer (lists/, above base/, below memory/): the depot of
+ * magazines
  * (Bonwick and Adams, "Magazines and Vmem", 2001). A magazine is an array
  * of free slot indices; the depot keeps the loaded ones on one lock-free
  * stack and the empty ones on another, so a thread cache exchanges a

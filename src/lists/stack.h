@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lists layer (lists/, above base/): the lock-free stack.
+ * The lists layer (lists/, above base/, below memory/): the lock-free
+ * stack.
  * A Treiber stack of nodes named by 32-bit indices, whose `next` words
  * live wherever its user keeps them (a slot's metadata, a magazine's
  * header). Calls nothing of lfpool's.

@@ -4,20 +4,9 @@
  * lfp_pool, that aggregates every layer's state (the free list, the
  * depot, the cache registry, the counters). Every layer reads the fields
  * it owns here; calls go only downward, through the layers' own headers.
- * A folder of src/ per layer, lowest first:
- *
- *   base/    what all share; event counters; lfp_strerror
- *   lists/   the lock-free stack, the depot of magazines (know no pool)
- *   memory/  this block; the slab: layout, mapping, the bump index
- *   tools/   the tools that watch objects (fill, ASan, Valgrind), reports
- *   rcu/     slots waiting for a grace period
- *   cache/   thread caches: the exchange with the depot, stealing, the
- *            registry and implicit caches, fork (the fast path is inline
- *            in lfpool.h)
- *   pool/    entry points and policies: taking and releasing slots,
- *            exhaustion and growth, trim, statistics, fork handlers
- *   leaves/  on top: handles, lfp_free_deferred, families, the census
- *
+ * The memory layer (memory/, above lists/, below tools/), as slab.h; the
+ * layers and their words (top, bottom, leaf) are named once, in
+ * README.md's "How it works".
  * tests/layers.test checks the includes and the calls.
  */
 #ifndef LFPOOL_BLOCK_H

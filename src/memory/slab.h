@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The memory layer (memory/, above lists/): the slab. How big a pool is,
+ * The memory layer (memory/, above lists/, below tools/): the slab. How big a pool is,
  * where its parts lie in one block of memory, where the block comes
  * from; slot index <-> object pointer; the bump index of slots never
  * used. Calls nothing above it.

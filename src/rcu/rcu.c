@@ -15,7 +15,7 @@
  * has one in a table beside the pool, mapped on the first deferred
  * release (untouched pages of it cost nothing).
  *
- * A leaf below the caches and the pool: calls the free list (stack.c),
+ * Below the caches and the pool: calls the free list (stack.c),
  * the debug tools and the slab, and knows nothing of the pool's policies.
  */
 #include <errno.h>

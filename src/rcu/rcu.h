@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slots waiting for an RCU grace period (rcu.c): a leaf below the
- * caches and the pool. The pool destroys the table, the exhaustion policy
- * (grow.c) waits for slots to come back, and lfp_free_deferred
+ * The rcu layer (rcu/, above tools/, below cache/): the slots waiting for
+ * an RCU grace period (rcu.c). The pool destroys the table, the exhaustion
+ * policy (grow.c) waits for slots to come back, and lfp_free_deferred
  * (deferred.c) queues them.
  */
 #ifndef LFPOOL_RCU_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tools layer (tools/, above memory/), a leaf: the tools that watch
+ * The tools layer (tools/, above memory/, below rcu/): the tools that watch
  * objects (fill, ASan, Valgrind) and the reports that name a pool. Called
  * from the pool layer and from rcu.c; calls only the slab.
  */
