@@ -7,8 +7,10 @@
  * It holds lfp::stats and lfp::family_stats, which every class's stats()
  * returns, and the helpers of lfp::detail that pools and families both
  * use: failing a setup (throw, or abort without exceptions), building an
- * object in a slot and destroying one there, and the state an owner
- * shares with its caches. lfp::detail is not API.
+ * object in a slot and destroying one there, the state an owner shares
+ * with its caches, and the move-only skeleton the classes are made of,
+ * with the opening and closing of owners and caches. lfp::detail is not
+ * API.
  */
 #ifndef LFPOOL_COMMON_HPP
 #define LFPOOL_COMMON_HPP
@@ -20,6 +22,7 @@
 #include <lfpool.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -269,6 +272,107 @@ template <class C> struct owner_state {
 };
 using pool_state = owner_state<lfp_pool>;
 using family_state = owner_state<lfp_family>;
+
+/*
+ * The move-only skeleton of pool<T>, cache<T>, family and family_cache,
+ * written once. S is what one of them holds: plain
+ * pointers and sizes, all zero in S{}, which holds nothing, and
+ * S::close(), which gives up what S holds and does nothing for S{}.
+ * owned<S> closes S when it goes, when it is reset and before it is
+ * assigned to, and leaves S{} behind when it is moved from; the classes
+ * made of it say what they hold and how to give it up, and default the
+ * rest. It derives from S so that they read S's fields by name, and adds
+ * none: an owned<S> has S's size and layout.
+ */
+template <class S> class owned : public S
+{
+public:
+	constexpr owned() noexcept = default;
+
+	owned(owned &&other) noexcept : S(std::exchange<S>(other, S{}))
+	{
+	}
+
+	owned &operator=(owned &&other) noexcept
+	{
+		if (this != &other) {
+			reset();
+			static_cast<S &>(*this) = std::exchange<S>(other, S{});
+		}
+		return *this;
+	}
+
+	owned(const owned &) = delete;
+	owned &operator=(const owned &) = delete;
+
+	~owned()
+	{
+		reset();
+	}
+
+	/* Give up what S holds, and hold nothing. */
+	void reset() noexcept
+	{
+		S::close();
+		static_cast<S &>(*this) = S{};
+	}
+};
+
+/*
+ * The close() of an owner's S (pool<T>'s, family's): give up native
+ * through destroy_fn (lfp_destroy, lfp_family_destroy), which takes its
+ * caches' C caches with it, so tell them so through state before letting
+ * go of it. Nothing if native is nullptr.
+ */
+template <class O>
+void close_owner(O *native, owner_state<O> *state,
+		 void (*destroy_fn)(O *)) noexcept
+{
+	if (!native)
+		return;
+	destroy_fn(native);
+	/* destroy_fn took the caches: theirs must not. */
+	state->native = nullptr;
+	state->let_go();
+}
+
+/*
+ * The close() of a cache's S (cache<T>'s, family_cache's): give up
+ * native through destroy_fn (lfp_cache_destroy, lfp_family_cache_destroy),
+ * unless its owner is destroyed already and took it along, and let go
+ * of the owner's state. Nothing if state is nullptr.
+ */
+template <class C, class O>
+void close_cache(C *native, owner_state<O> *state,
+		 void (*destroy_fn)(C *)) noexcept
+{
+	if (!state)
+		return;
+	if (state->native)
+		destroy_fn(native);
+	state->let_go();
+}
+
+/*
+ * Make the C cache of an empty cache's S, c, through create_fn
+ * (lfp_cache_create, lfp_family_cache_create), for the owner whose S is
+ * o: c's native, owner and state then name the C cache, the owner's C
+ * object and its state, which c now holds too. Returns 0, or -EINVAL (o
+ * is empty) or -ENOMEM, with c still empty.
+ */
+template <class CacheS, class OwnerS, class C, class O>
+int open_cache(CacheS &c, const OwnerS &o, C *(*create_fn)(O *)) noexcept
+{
+	if (!o.native)
+		return -EINVAL;
+	c.native = create_fn(o.native);
+	if (!c.native)
+		return -ENOMEM;
+	c.owner = o.native;
+	c.state = o.state;
+	c.state->hold();
+	return 0;
+}
 
 } // namespace detail
 

@@ -269,24 +269,8 @@ public:
 		return out.open(cfg, &why);
 	}
 
-	family(family &&other) noexcept
-		: fam_(std::exchange(other.fam_, nullptr)),
-		  state_(std::exchange(other.state_, nullptr)),
-		  align_(std::exchange(other.align_, 0))
-	{
-	}
-
-	family &operator=(family &&other) noexcept
-	{
-		if (this != &other) {
-			close();
-			fam_ = std::exchange(other.fam_, nullptr);
-			state_ = std::exchange(other.state_, nullptr);
-			align_ = std::exchange(other.align_, 0);
-		}
-		return *this;
-	}
-
+	family(family &&other) noexcept = default;
+	family &operator=(family &&other) noexcept = default;
 	family(const family &) = delete;
 	family &operator=(const family &) = delete;
 
@@ -298,10 +282,7 @@ public:
 	 * Thread safety: no other thread may use the family or its caches
 	 * during or after it. Progress: blocking.
 	 */
-	~family()
-	{
-		close();
-	}
+	~family() = default;
 
 	/*
 	 * As the destructor, leaving the family empty, to be made again by
@@ -310,7 +291,7 @@ public:
 	 */
 	void reset() noexcept
 	{
-		close();
+		own_.reset();
 	}
 
 	/*
@@ -319,7 +300,7 @@ public:
 	 */
 	explicit operator bool() const noexcept
 	{
-		return fam_ != nullptr;
+		return own_.native != nullptr;
 	}
 
 	/*
@@ -333,7 +314,9 @@ public:
 	 */
 	void *alloc(std::size_t size) noexcept
 	{
-		return fam_ ? lfp_family_alloc(fam_, size) : nullptr;
+		lfp_family *f = native();
+
+		return f ? lfp_family_alloc(f, size) : nullptr;
 	}
 
 	/*
@@ -344,7 +327,9 @@ public:
 	 */
 	int free(void *obj) noexcept
 	{
-		return fam_ ? lfp_family_free(fam_, obj) : -EINVAL;
+		lfp_family *f = native();
+
+		return f ? lfp_family_free(f, obj) : -EINVAL;
 	}
 
 	/*
@@ -361,9 +346,9 @@ public:
 	T *make(Args &&...args) noexcept(
 		std::is_nothrow_constructible_v<T, Args...>)
 	{
-		lfp_family *f = fam_;
+		lfp_family *f = native();
 
-		if (alignof(T) > align_)
+		if (alignof(T) > alignment())
 			return nullptr;
 		return detail::construct<T>(
 			alloc(sizeof(T)),
@@ -390,7 +375,7 @@ public:
 	 */
 	template <class T> void destroy(T *obj) noexcept
 	{
-		lfp_family *f = fam_;
+		lfp_family *f = native();
 
 		detail::destroy_in_family(f, obj,
 				[f](void *slot) { lfp_family_free(f, slot); });
@@ -408,7 +393,8 @@ public:
 	{
 		T *obj = make<T>(std::forward<Args>(args)...);
 
-		return lfp::family_unique_ptr<T>(obj, family_deleter<T>(fam_));
+		return lfp::family_unique_ptr<T>(obj,
+						 family_deleter<T>(native()));
 	}
 
 	/*
@@ -421,7 +407,7 @@ public:
 	{
 		lfp::family_stats st{};
 
-		lfp_family_stats(fam_, &st);
+		lfp_family_stats(native(), &st);
 		return st;
 	}
 
@@ -436,30 +422,30 @@ public:
 	 */
 	std::uint32_t classes() const noexcept
 	{
-		return lfp_family_classes(fam_);
+		return lfp_family_classes(native());
 	}
 	std::size_t class_size(std::uint32_t i) const noexcept
 	{
-		return lfp_family_class_size(fam_, i);
+		return lfp_family_class_size(native(), i);
 	}
 	lfp_pool *class_pool(std::uint32_t i) const noexcept
 	{
-		return lfp_family_pool(fam_, i);
+		return lfp_family_pool(native(), i);
 	}
 	int class_for(std::size_t size) const noexcept
 	{
-		return lfp_family_class(fam_, size);
+		return lfp_family_class(native(), size);
 	}
 	int class_of(const void *obj) const noexcept
 	{
-		return lfp_family_class_of(fam_, obj);
+		return lfp_family_class_of(native(), obj);
 	}
 
 	/* The alignment of every object (cfg.align, or
 	 * alignof(std::max_align_t)); 0 for a empty family. */
 	std::size_t alignment() const noexcept
 	{
-		return align_;
+		return own_.align;
 	}
 
 	/*
@@ -468,7 +454,7 @@ public:
 	 */
 	lfp_family *native() const noexcept
 	{
-		return fam_;
+		return own_.native;
 	}
 
 private:
@@ -513,36 +499,33 @@ private:
 			detail::note_fault(cfg, why);
 			return err;
 		}
-		state_ = new (std::nothrow) detail::family_state(f);
-		if (!state_) {
+		own_.state = new (std::nothrow) detail::family_state(f);
+		if (!own_.state) {
 			lfp_family_destroy(f);
 			why->what = "lfp::family: its state";
 			return -ENOMEM;
 		}
-		fam_ = f;
-		align_ = cfg.align ? cfg.align : alignof(std::max_align_t);
+		own_.native = f;
+		own_.align = cfg.align ? cfg.align : alignof(std::max_align_t);
 		return 0;
 	}
 
-	void close() noexcept
-	{
-		if (!fam_)
-			return;
-		lfp_family_destroy(fam_);
-		fam_ = nullptr;
-		/* lfp_family_destroy took the family caches: theirs must
-		 * not. */
-		state_->native = nullptr;
-		state_->let_go();
-		state_ = nullptr;
-		align_ = 0;
-	}
+	/* What a family holds, in detail::owned. */
+	struct parts {
+		/* Both set, or both null. */
+		lfp_family *native = nullptr;
+		detail::family_state *state = nullptr;
+		std::size_t align = 0;
+
+		void close() noexcept
+		{
+			detail::close_owner(native, state, lfp_family_destroy);
+		}
+	};
 
 	friend class family_cache;
 
-	lfp_family *fam_ = nullptr;
-	detail::family_state *state_ = nullptr; /* with fam_, or both null */
-	std::size_t align_ = 0;
+	detail::owned<parts> own_;
 };
 
 /*
@@ -602,30 +585,12 @@ public:
 	{
 		if (out)
 			return -EBUSY;
-		out.close();
+		out.reset();
 		return out.open(f);
 	}
 
-	family_cache(family_cache &&other) noexcept
-		: fc_(std::exchange(other.fc_, nullptr)),
-		  fam_(std::exchange(other.fam_, nullptr)),
-		  state_(std::exchange(other.state_, nullptr)),
-		  align_(std::exchange(other.align_, 0))
-	{
-	}
-
-	family_cache &operator=(family_cache &&other) noexcept
-	{
-		if (this != &other) {
-			close();
-			fc_ = std::exchange(other.fc_, nullptr);
-			fam_ = std::exchange(other.fam_, nullptr);
-			state_ = std::exchange(other.state_, nullptr);
-			align_ = std::exchange(other.align_, 0);
-		}
-		return *this;
-	}
-
+	family_cache(family_cache &&other) noexcept = default;
+	family_cache &operator=(family_cache &&other) noexcept = default;
 	family_cache(const family_cache &) = delete;
 	family_cache &operator=(const family_cache &) = delete;
 
@@ -636,10 +601,7 @@ public:
 	 * Thread safety: the cache's thread; after the family's destruction
 	 * or before it, not during it. Progress: as lfp_family_cache_destroy.
 	 */
-	~family_cache()
-	{
-		close();
-	}
+	~family_cache() = default;
 
 	/*
 	 * As the destructor, leaving the family cache empty, to be made
@@ -648,7 +610,7 @@ public:
 	 */
 	void reset() noexcept
 	{
-		close();
+		own_.reset();
 	}
 
 	/*
@@ -659,7 +621,7 @@ public:
 	 */
 	explicit operator bool() const noexcept
 	{
-		return state_ && state_->native;
+		return own_.state && own_.state->native;
 	}
 
 	/*
@@ -669,11 +631,15 @@ public:
 	 */
 	void *alloc(std::size_t size) noexcept
 	{
-		return fc_ ? lfp_family_cache_alloc(fc_, size) : nullptr;
+		lfp_family_cache *c = native();
+
+		return c ? lfp_family_cache_alloc(c, size) : nullptr;
 	}
 	int free(void *obj) noexcept
 	{
-		return fc_ ? lfp_family_cache_free(fc_, obj) : -EINVAL;
+		lfp_family_cache *c = native();
+
+		return c ? lfp_family_cache_free(c, obj) : -EINVAL;
 	}
 
 	/*
@@ -685,9 +651,9 @@ public:
 	T *make(Args &&...args) noexcept(
 		std::is_nothrow_constructible_v<T, Args...>)
 	{
-		lfp_family_cache *c = fc_;
+		lfp_family_cache *c = native();
 
-		if (alignof(T) > align_)
+		if (alignof(T) > own_.align)
 			return nullptr;
 		return detail::construct<T>(
 			alloc(sizeof(T)),
@@ -702,9 +668,9 @@ public:
 	 */
 	template <class T> void destroy(T *obj) noexcept
 	{
-		lfp_family_cache *c = fc_;
+		lfp_family_cache *c = native();
 
-		detail::destroy_in_family(fam_, obj,
+		detail::destroy_in_family(own_.owner, obj,
 				[c](void *slot) {
 					lfp_family_cache_free(c, slot);
 				});
@@ -724,7 +690,7 @@ public:
 		T *obj = make<T>(std::forward<Args>(args)...);
 
 		return lfp::family_cache_unique_ptr<T>(
-			obj, family_cache_deleter<T>(fc_, fam_));
+			obj, family_cache_deleter<T>(native(), own_.owner));
 	}
 
 	/*
@@ -735,7 +701,7 @@ public:
 	 */
 	void flush() noexcept
 	{
-		lfp_family_cache_flush(fc_);
+		lfp_family_cache_flush(native());
 	}
 
 	/*
@@ -747,13 +713,13 @@ public:
 	 */
 	lfp_cache *class_cache(std::uint32_t i) const noexcept
 	{
-		return lfp_family_cache_class(fc_, i);
+		return lfp_family_cache_class(native(), i);
 	}
 
 	/* The C family cache. Thread safety: any thread. */
 	lfp_family_cache *native() const noexcept
 	{
-		return fc_;
+		return own_.native;
 	}
 
 private:
@@ -763,35 +729,31 @@ private:
 	 */
 	int open(family &f) noexcept
 	{
-		if (!f)
-			return -EINVAL;
-		fc_ = lfp_family_cache_create(f.fam_);
-		if (!fc_)
-			return -ENOMEM;
-		fam_ = f.fam_;
-		align_ = f.align_;
-		state_ = f.state_;
-		state_->hold();
-		return 0;
+		int err = detail::open_cache(own_, f.own_,
+					     lfp_family_cache_create);
+
+		if (!err)
+			own_.align = f.own_.align;
+		return err;
 	}
 
-	void close() noexcept
-	{
-		if (!state_)
-			return;
-		if (state_->native)
-			lfp_family_cache_destroy(fc_);
-		state_->let_go();
-		state_ = nullptr;
-		fc_ = nullptr;
-		fam_ = nullptr;
-		align_ = 0;
-	}
+	/* What a family_cache holds, in detail::owned. */
+	struct parts {
+		lfp_family_cache *native = nullptr;
+		/* The family's C family, the state shared with it, and its
+		 * alignment(). */
+		lfp_family *owner = nullptr;
+		detail::family_state *state = nullptr;
+		std::size_t align = 0;
 
-	lfp_family_cache *fc_ = nullptr;
-	lfp_family *fam_ = nullptr;
-	detail::family_state *state_ = nullptr; /* shared with the family */
-	std::size_t align_ = 0;
+		void close() noexcept
+		{
+			detail::close_cache(native, state,
+					    lfp_family_cache_destroy);
+		}
+	};
+
+	detail::owned<parts> own_;
 };
 
 } // namespace lfp

@@ -277,22 +277,8 @@ public:
 		return out.open(cfg, &why);
 	}
 
-	pool(pool &&other) noexcept
-		: pool_(std::exchange(other.pool_, nullptr)),
-		  state_(std::exchange(other.state_, nullptr))
-	{
-	}
-
-	pool &operator=(pool &&other) noexcept
-	{
-		if (this != &other) {
-			close();
-			pool_ = std::exchange(other.pool_, nullptr);
-			state_ = std::exchange(other.state_, nullptr);
-		}
-		return *this;
-	}
-
+	pool(pool &&other) noexcept = default;
+	pool &operator=(pool &&other) noexcept = default;
 	pool(const pool &) = delete;
 	pool &operator=(const pool &) = delete;
 
@@ -305,10 +291,7 @@ public:
 	 * after it, not concurrently (say, on a thread joined since).
 	 * Progress: blocking.
 	 */
-	~pool()
-	{
-		close();
-	}
+	~pool() = default;
 
 	/*
 	 * As the destructor, leaving the pool empty, to be made again by
@@ -317,7 +300,7 @@ public:
 	 */
 	void reset() noexcept
 	{
-		close();
+		own_.reset();
 	}
 
 	/*
@@ -326,7 +309,7 @@ public:
 	 */
 	explicit operator bool() const noexcept
 	{
-		return pool_ != nullptr;
+		return own_.native != nullptr;
 	}
 
 	/*
@@ -342,7 +325,7 @@ public:
 	T *make(Args &&...args) noexcept(
 		std::is_nothrow_constructible_v<T, Args...>)
 	{
-		lfp_pool *p = pool_;
+		lfp_pool *p = native();
 
 		return detail::construct<T>(
 			lfp_alloc(p), [p](void *slot) { lfp_free(p, slot); },
@@ -364,7 +347,7 @@ public:
 	 */
 	void destroy(T *obj) noexcept
 	{
-		lfp_pool *p = pool_;
+		lfp_pool *p = native();
 
 		detail::destroy(p, obj, [p](void *slot) { lfp_free(p, slot); });
 	}
@@ -394,7 +377,7 @@ public:
 	 */
 	bool destroy(handle<T> h) noexcept
 	{
-		lfp_pool *p = pool_;
+		lfp_pool *p = native();
 
 		return detail::destroy_handle<T>(p, h.native(),
 						 [p](lfp_handle slot) {
@@ -415,7 +398,7 @@ public:
 	{
 		T *obj = make(std::forward<Args>(args)...);
 
-		return lfp::unique_ptr<T>(obj, deleter<T>{ pool_ });
+		return lfp::unique_ptr<T>(obj, deleter<T>{ native() });
 	}
 
 	/*
@@ -425,7 +408,7 @@ public:
 	 */
 	handle<T> handle_of(const T *obj) const noexcept
 	{
-		return handle<T>(lfp_handle_of(pool_, obj));
+		return handle<T>(lfp_handle_of(native(), obj));
 	}
 
 	/*
@@ -437,7 +420,7 @@ public:
 	 */
 	T *resolve(handle<T> h) const noexcept
 	{
-		return detail::object<T>(lfp_resolve(pool_, h.native()));
+		return detail::object<T>(lfp_resolve(native(), h.native()));
 	}
 
 	/*
@@ -449,7 +432,7 @@ public:
 	{
 		lfp::stats st{};
 
-		lfp_stats(pool_, &st);
+		lfp_stats(native(), &st);
 		return st;
 	}
 
@@ -475,7 +458,7 @@ public:
 	{
 		detail::walk<T, std::remove_reference_t<F>> w{ fn };
 
-		return w.finish(lfp_foreach(pool_, w.visit, &w));
+		return w.finish(lfp_foreach(native(), w.visit, &w));
 	}
 
 	/*
@@ -493,7 +476,7 @@ public:
 		detail::walk<T, std::remove_reference_t<F>> w{ fn };
 
 		return w.finish(
-			lfp_foreach_range(pool_, begin, end, w.visit, &w));
+			lfp_foreach_range(native(), begin, end, w.visit, &w));
 	}
 
 	/*
@@ -503,7 +486,7 @@ public:
 	 */
 	std::uint32_t extent() const noexcept
 	{
-		return lfp_extent(pool_);
+		return lfp_extent(native());
 	}
 
 	/*
@@ -512,7 +495,7 @@ public:
 	 */
 	lfp_pool *native() const noexcept
 	{
-		return pool_;
+		return own_.native;
 	}
 
 private:
@@ -549,7 +532,7 @@ private:
 				detail::note_field(c, "align", why);
 			return -EINVAL;
 		}
-		/* close() walks the live objects for their destructors and
+		/* parts::close walks the live objects for their destructors and
 		 * destroy() asks lfp_is_live: an unchecked pool has neither. */
 		if (!std::is_trivially_destructible_v<T> &&
 		    (c.flags & LFP_F_UNCHECKED)) {
@@ -564,13 +547,13 @@ private:
 			detail::note_fault(c, why);
 			return err;
 		}
-		state_ = new (std::nothrow) detail::pool_state(p);
-		if (!state_) {
+		own_.state = new (std::nothrow) detail::pool_state(p);
+		if (!own_.state) {
 			lfp_destroy(p);
 			why->what = "lfp::pool<T>: its state";
 			return -ENOMEM;
 		}
-		pool_ = p;
+		own_.native = p;
 		return 0;
 	}
 
@@ -582,26 +565,28 @@ private:
 		return 0;
 	}
 
-	void close() noexcept
-	{
-		if (!pool_)
-			return;
-		/* The walk sees every live object: no other thread may use
-		 * the pool now. */
-		if constexpr (!std::is_trivially_destructible_v<T>)
-			lfp_foreach(pool_, destroy_visit, nullptr);
-		lfp_destroy(pool_);
-		pool_ = nullptr;
-		/* lfp_destroy took the caches: theirs must not. */
-		state_->native = nullptr;
-		state_->let_go();
-		state_ = nullptr;
-	}
+	/* What a pool<T> holds, in detail::owned. */
+	struct parts {
+		/* Both set, or both null. */
+		lfp_pool *native = nullptr;
+		detail::pool_state *state = nullptr;
+
+		void close() noexcept
+		{
+			/* The walk sees every live object: no other thread may
+			 * use the pool now. */
+			if constexpr (!std::is_trivially_destructible_v<T>) {
+				if (native)
+					lfp_foreach(native, destroy_visit,
+						    nullptr);
+			}
+			detail::close_owner(native, state, lfp_destroy);
+		}
+	};
 
 	friend class cache<T>;
 
-	lfp_pool *pool_ = nullptr;
-	detail::pool_state *state_ = nullptr; /* with pool_, or both null */
+	detail::owned<parts> own_;
 };
 
 /*
@@ -660,28 +645,12 @@ public:
 	{
 		if (out)
 			return -EBUSY;
-		out.close();
+		out.reset();
 		return out.open(p);
 	}
 
-	cache(cache &&other) noexcept
-		: cache_(std::exchange(other.cache_, nullptr)),
-		  pool_(std::exchange(other.pool_, nullptr)),
-		  state_(std::exchange(other.state_, nullptr))
-	{
-	}
-
-	cache &operator=(cache &&other) noexcept
-	{
-		if (this != &other) {
-			close();
-			cache_ = std::exchange(other.cache_, nullptr);
-			pool_ = std::exchange(other.pool_, nullptr);
-			state_ = std::exchange(other.state_, nullptr);
-		}
-		return *this;
-	}
-
+	cache(cache &&other) noexcept = default;
+	cache &operator=(cache &&other) noexcept = default;
 	cache(const cache &) = delete;
 	cache &operator=(const cache &) = delete;
 
@@ -692,10 +661,7 @@ public:
 	 * Thread safety: the cache's thread; after the pool's destruction
 	 * or before it, not during it. Progress: as lfp_cache_destroy.
 	 */
-	~cache()
-	{
-		close();
-	}
+	~cache() = default;
 
 	/*
 	 * As the destructor, leaving the cache empty, to be made again by
@@ -704,7 +670,7 @@ public:
 	 */
 	void reset() noexcept
 	{
-		close();
+		own_.reset();
 	}
 
 	/*
@@ -715,7 +681,7 @@ public:
 	 */
 	explicit operator bool() const noexcept
 	{
-		return state_ && state_->native;
+		return own_.state && own_.state->native;
 	}
 
 	/*
@@ -728,7 +694,7 @@ public:
 	T *make(Args &&...args) noexcept(
 		std::is_nothrow_constructible_v<T, Args...>)
 	{
-		lfp_cache *c = cache_;
+		lfp_cache *c = native();
 
 		return detail::construct<T>(
 			lfp_cache_alloc(c),
@@ -744,9 +710,9 @@ public:
 	 */
 	void destroy(T *obj) noexcept
 	{
-		lfp_cache *c = cache_;
+		lfp_cache *c = native();
 
-		detail::destroy(pool_, obj,
+		detail::destroy(own_.owner, obj,
 				[c](void *slot) { lfp_cache_free(c, slot); });
 	}
 
@@ -764,8 +730,8 @@ public:
 	{
 		T *obj = make(std::forward<Args>(args)...);
 
-		return lfp::cache_unique_ptr<T>(obj,
-						cache_deleter<T>{ cache_, pool_ });
+		return lfp::cache_unique_ptr<T>(
+			obj, cache_deleter<T>{ native(), own_.owner });
 	}
 
 	/*
@@ -780,10 +746,10 @@ public:
 	 */
 	bool destroy(handle<T> h) noexcept
 	{
-		lfp_cache *c = cache_;
+		lfp_cache *c = native();
 
 		return detail::destroy_handle<T>(
-			pool_, h.native(), [c](lfp_handle slot) {
+			own_.owner, h.native(), [c](lfp_handle slot) {
 				return lfp_cache_free_handle(c, slot);
 			});
 	}
@@ -796,7 +762,7 @@ public:
 	 */
 	T *resolve(handle<T> h) const noexcept
 	{
-		return detail::object<T>(lfp_resolve(pool_, h.native()));
+		return detail::object<T>(lfp_resolve(own_.owner, h.native()));
 	}
 
 	/*
@@ -810,7 +776,7 @@ public:
 	{
 		lfp::stats st{};
 
-		lfp_cache_stats(cache_, &st);
+		lfp_cache_stats(native(), &st);
 		return st;
 	}
 
@@ -821,7 +787,7 @@ public:
 	 */
 	void flush() noexcept
 	{
-		lfp_cache_flush(cache_);
+		lfp_cache_flush(native());
 	}
 
 	/*
@@ -830,7 +796,7 @@ public:
 	 */
 	lfp_cache *native() const noexcept
 	{
-		return cache_;
+		return own_.native;
 	}
 
 private:
@@ -840,32 +806,23 @@ private:
 	 */
 	int open(pool<T> &p) noexcept
 	{
-		if (!p)
-			return -EINVAL;
-		cache_ = lfp_cache_create(p.native());
-		if (!cache_)
-			return -ENOMEM;
-		pool_ = p.native();
-		state_ = p.state_;
-		state_->hold();
-		return 0;
+		return detail::open_cache(own_, p.own_, lfp_cache_create);
 	}
 
-	void close() noexcept
-	{
-		if (!state_)
-			return;
-		if (state_->native)
-			lfp_cache_destroy(cache_);
-		state_->let_go();
-		state_ = nullptr;
-		cache_ = nullptr;
-		pool_ = nullptr;
-	}
+	/* What a cache<T> holds, in detail::owned. */
+	struct parts {
+		lfp_cache *native = nullptr;
+		/* The pool<T>'s C pool, and the state shared with it. */
+		lfp_pool *owner = nullptr;
+		detail::pool_state *state = nullptr;
 
-	lfp_cache *cache_ = nullptr;
-	lfp_pool *pool_ = nullptr;
-	detail::pool_state *state_ = nullptr; /* shared with the pool<T> */
+		void close() noexcept
+		{
+			detail::close_cache(native, state, lfp_cache_destroy);
+		}
+	};
+
+	detail::owned<parts> own_;
 };
 
 } // namespace lfp
