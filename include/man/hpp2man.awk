@@ -17,6 +17,14 @@
 #   public members (bodies left out), the comment, then each public member
 #   that has a comment of its own, with the members that follow it
 #   without one. The comment above namespace std is the page's NOTES.
+# - lfp::detail is no API, but what a class takes from a base there is: a
+#   class whose base is a class of lfp::detail lists that base's public
+#   members, with their comments, after its own, and names the base's own
+#   base in its place (class pool_resource : public
+#   std::pmr::memory_resource), so that members written once for two
+#   classes are documented in both.
+# - A defaulted member is shown as declared (~pool();): how the header
+#   defines it is not the interface.
 # - lfp_ names with a page of their own (-v pages) are set in bold, and
 #   listed in SEE ALSO.
 # A declaration at namespace level without a comment fails the run.
@@ -26,6 +34,8 @@ BEGIN {
 	ndecl = 0     # documented declarations: dhead, dtext, dsyn, nmem
 	depth = 0     # braces open
 	inclass = 0   # depth of the class body being read, 0 if none
+	indetail = 0  # depth of lfp::detail's body, 0 outside it
+	cur = ""      # the class members go to: ndecl, or detail::name
 	state = "code"
 	failed = 0
 	n = split(pages, P, " ")
@@ -63,7 +73,8 @@ function comment_line(line) {
 }
 
 function interesting() {
-	return depth == 0 || depth == 1 || (inclass && depth == inclass)
+	return depth == 0 || depth == 1 || (inclass && depth == inclass) ||
+	    (indetail && depth == indetail)
 }
 
 function end_comment() {
@@ -120,6 +131,8 @@ state == "head" {
 		depth += braces($0)
 		if (inclass && depth < inclass)
 			inclass = 0
+		if (indetail && depth < indetail)
+			indetail = 0
 		next
 	}
 	if (inclass && $0 ~ /^[ \t]*(public|private|protected):/) {
@@ -151,8 +164,17 @@ function end_head(   h) {
 		pending = 0
 		return
 	}
+	if (indetail && hdepth == indetail) {
+		detail_decl(h)
+		return
+	}
 	if (hdepth > 1) {
 		member(h)
+		return
+	}
+	if (h == "namespace detail") {
+		indetail = depth
+		pending = 0
 		return
 	}
 	# Forward declarations, namespaces and what is not lfp's.
@@ -170,6 +192,7 @@ function end_head(   h) {
 		fail("no comment above " h)
 	lastend = FNR
 	ndecl++
+	cur = ndecl
 	dhead[ndecl] = h
 	dtext[ndecl] = ctext
 	dsyn[ndecl] = ""
@@ -178,9 +201,30 @@ function end_head(   h) {
 	if (depth > 1 && h ~ /(^|> )(class|struct) [A-Za-z_]+( |$)/) {
 		inclass = depth
 		access = h ~ /(^|> )struct/ ? "public:" : "private:"
+		if (match(h, /detail::[A-Za-z_]+/))
+			dbase[ndecl] = substr(h, RSTART, RLENGTH)
 	} else if (h !~ /;$/ && depth == 1) {
 		dhead[ndecl] = h ";"
 	}
+}
+
+# A declaration at the level of lfp::detail: only its classes are read,
+# their members kept under detail::name for a class of lfp based on one.
+function detail_decl(h,   name) {
+	pending = 0
+	if (depth <= hdepth ||
+	    !match(h, /(^|> )(class|struct) [A-Za-z_]+/))
+		return
+	name = substr(h, RSTART, RLENGTH)
+	sub(/^.*(class|struct) /, "", name)
+	cur = "detail::" name
+	dsyn[cur] = ""
+	nmem[cur] = 0
+	dbases[cur] = ""
+	if (match(h, / : .*$/))
+		dbases[cur] = substr(h, RSTART + 3)
+	inclass = depth
+	access = h ~ /(^|> )struct/ ? "public:" : "private:"
 }
 
 # A member of the class being read: in its synopsis if public, and with
@@ -197,18 +241,35 @@ function member(h,   m, sig) {
 	}
 	sig = h
 	gsub(/\( /, "(", sig)
+	sub(/ = default;?$/, "", sig)
 	if (sig !~ /;$/ && sig !~ /\*\/$/)
 		sig = sig ";"
-	dsyn[ndecl] = dsyn[ndecl] "    " sig "\n"
+	dsyn[cur] = dsyn[cur] "    " sig "\n"
 	if (pending) {
-		m = ++nmem[ndecl]
-		msig[ndecl, m] = sig
-		mtext[ndecl, m] = ctext
+		m = ++nmem[cur]
+		msig[cur, m] = sig
+		mtext[cur, m] = ctext
 		pending = 0
-	} else if (nmem[ndecl] && sig !~ /= delete|&&/) {
-		m = nmem[ndecl]
-		msig[ndecl, m] = msig[ndecl, m] "\n" sig
+	} else if (nmem[cur] && sig !~ /= delete|&&/) {
+		m = nmem[cur]
+		msig[cur, m] = msig[cur, m] "\n" sig
 	}
+}
+
+# The documented members of class key (ndecl, or detail::name) in roff.
+function members(key,   out, m, j, k, S, line) {
+	out = ""
+	for (m = 1; m <= nmem[key]; m++) {
+		out = out ".PP\n.nf\n"
+		k = split(msig[key, m], S, "\n")
+		for (j = 1; j <= k; j++) {
+			line = codeline(S[j])
+			sub(/\n$/, "", line)
+			out = out "\\fB" line "\\fR\n"
+		}
+		out = out ".fi\n.RS\n" prose(mtext[key, m]) ".RE\n"
+	}
+	return out
 }
 
 # ---------------------------------------------------------------------
@@ -329,19 +390,26 @@ END {
 	for (d = 1; d <= ndecl; d++) {
 		out = out ".SS " titles(dhead[d]) "\n"
 		syn = dhead[d]
-		if (dsyn[d] != "")
-			syn = syn " {\n" dsyn[d] "};"
-		out = out codeblock(syn) ".PP\n" prose(dtext[d])
-		for (m = 1; m <= nmem[d]; m++) {
-			out = out ".PP\n.nf\n"
-			k = split(msig[d, m], S, "\n")
-			for (j = 1; j <= k; j++) {
-				line = codeline(S[j])
-				sub(/\n$/, "", line)
-				out = out "\\fB" line "\\fR\n"
+		body = dsyn[d]
+		base = (d in dbase) ? dbase[d] : ""
+		if (base != "") {
+			if (!(base in dbases)) {
+				print "hpp2man.awk: " title(dhead[d]) \
+				    "'s base " base " is not in the headers" \
+				    > "/dev/stderr"
+				exit 1
 			}
-			out = out ".fi\n.RS\n" prose(mtext[d, m]) ".RE\n"
+			# "public detail::name<...>" -> the base's own bases
+			sub("(public |protected |private )?" base "(<[^>]*>)?",
+			    dbases[base], syn)
+			sub(/ : $/, "", syn)
+			body = body dsyn[base]
 		}
+		if (body != "")
+			syn = syn " {\n" body "};"
+		out = out codeblock(syn) ".PP\n" prose(dtext[d]) members(d)
+		if (base != "")
+			out = out members(base)
 	}
 	if (notes != "")
 		out = out ".SH NOTES\n" prose(notes)
