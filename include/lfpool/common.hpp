@@ -274,8 +274,8 @@ using pool_state = owner_state<lfp_pool>;
 using family_state = owner_state<lfp_family>;
 
 /*
- * The move-only skeleton of pool<T>, cache<T>, family and family_cache,
- * written once. S is what one of them holds: plain
+ * The move-only skeleton of pool<T>, cache<T>, family, family_cache and
+ * pool_resource, written once. S is what one of them holds: plain
  * pointers and sizes, all zero in S{}, which holds nothing, and
  * S::close(), which gives up what S holds and does nothing for S{}.
  * owned<S> closes S when it goes, when it is reset and before it is

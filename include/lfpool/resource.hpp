@@ -20,6 +20,66 @@
 namespace lfp
 {
 
+namespace detail
+{
+
+/*
+ * What pool_resource and family_resource share, R being either: a
+ * std::pmr::memory_resource that serves a request from blocks of R's
+ * own where it can, and every other from R's upstream_. R::take(bytes)
+ * gives one of its blocks of at least bytes bytes, aligned to
+ * alignment(), or nullptr (bytes is too large, or none is left);
+ * R::give(p) releases p and returns true if p is one of its blocks, else
+ * returns false. It holds nothing: each resource keeps its fields, in
+ * its own order.
+ */
+template <class R> class front_resource : public std::pmr::memory_resource
+{
+public:
+	/*
+	 * The strictest alignment the resource's own blocks have (a request
+	 * for more goes upstream), and the resource behind them.
+	 * Thread safety: any thread. Progress: wait-free.
+	 */
+	static constexpr std::size_t alignment() noexcept
+	{
+		return alignof(std::max_align_t);
+	}
+	std::pmr::memory_resource *upstream_resource() const noexcept
+	{
+		return static_cast<const R *>(this)->upstream_;
+	}
+
+protected:
+	void *do_allocate(std::size_t bytes, std::size_t align) override
+	{
+		if (align <= alignment()) {
+			void *p = static_cast<R *>(this)->take(bytes);
+
+			if (p)
+				return p;
+		}
+		return upstream_resource()->allocate(bytes, align);
+	}
+
+	void do_deallocate(void *p, std::size_t bytes,
+			   std::size_t align) override
+	{
+		/* By address, not by size: a small block may have come
+		 * from upstream while R's own were exhausted. */
+		if (!static_cast<R *>(this)->give(p))
+			upstream_resource()->deallocate(p, bytes, align);
+	}
+
+	bool do_is_equal(
+		const std::pmr::memory_resource &other) const noexcept override
+	{
+		return this == &other;
+	}
+};
+
+} // namespace detail
+
 /*
  * A std::pmr::memory_resource that serves blocks of up to block_size
  * bytes, aligned to at most alignof(std::max_align_t), from a pool of its
@@ -37,7 +97,7 @@ namespace lfp
  * resource is). Progress: lock-free for pool blocks (as lfp_alloc and
  * lfp_free); upstream's for the rest.
  */
-class pool_resource : public std::pmr::memory_resource
+class pool_resource : public detail::front_resource<pool_resource>
 {
 public:
 	/*
@@ -61,7 +121,7 @@ public:
 		c.obj_size = block_size;
 		c.align = alignof(std::max_align_t);
 		c.capacity = capacity;
-		err = lfp_create(&c, &pool_);
+		err = lfp_create(&c, &pool_.native);
 		if (err) {
 			detail::failure why;
 
@@ -76,28 +136,15 @@ public:
 	pool_resource &operator=(const pool_resource &) = delete;
 
 	/* Thread safety: nobody may use the resource during or after it. */
-	~pool_resource() override
-	{
-		lfp_destroy(pool_);
-	}
+	~pool_resource() override = default;
 
 	/*
-	 * The largest block and the strictest alignment the pool serves,
-	 * the resource behind it, its counters, the C pool.
+	 * The largest block the pool serves, its counters, the C pool.
 	 * Thread safety: any thread. Progress: wait-free (stats: O(caches)).
 	 */
 	std::size_t block_size() const noexcept
 	{
 		return block_size_;
-	}
-	static constexpr std::size_t alignment() noexcept
-	{
-		return alignof(std::max_align_t);
-	}
-
-	std::pmr::memory_resource *upstream_resource() const noexcept
-	{
-		return upstream_;
 	}
 
 	/* Upstream's blocks are not in the counts. */
@@ -105,48 +152,44 @@ public:
 	{
 		lfp::stats st{};
 
-		lfp_stats(pool_, &st);
+		lfp_stats(native(), &st);
 		return st;
 	}
 
 	/* The C pool, for the lfp_ calls this class does not wrap. */
 	lfp_pool *native() const noexcept
 	{
-		return pool_;
-	}
-
-protected:
-	void *do_allocate(std::size_t bytes, std::size_t align) override
-	{
-		if (bytes <= block_size_ && align <= alignment()) {
-			void *p = lfp_alloc(pool_);
-
-			if (p)
-				return p;
-		}
-		return upstream_->allocate(bytes, align);
-	}
-
-	void do_deallocate(void *p, std::size_t bytes,
-			   std::size_t align) override
-	{
-		/* By address, not by size: a small block may have come
-		 * from upstream while the pool was exhausted. */
-		if (lfp_owns(pool_, p))
-			lfp_free(pool_, p);
-		else
-			upstream_->deallocate(p, bytes, align);
-	}
-
-	bool do_is_equal(
-		const std::pmr::memory_resource &other) const noexcept override
-	{
-		return this == &other;
+		return pool_.native;
 	}
 
 private:
+	friend class detail::front_resource<pool_resource>;
+
+	void *take(std::size_t bytes) noexcept
+	{
+		return bytes <= block_size_ ? lfp_alloc(native()) : nullptr;
+	}
+
+	bool give(void *p) noexcept
+	{
+		if (!lfp_owns(native(), p))
+			return false;
+		lfp_free(native(), p);
+		return true;
+	}
+
+	/* What pool_resource holds, in detail::owned. */
+	struct parts {
+		lfp_pool *native = nullptr;
+
+		void close() noexcept
+		{
+			lfp_destroy(native);
+		}
+	};
+
 	std::pmr::memory_resource *upstream_;
-	lfp_pool *pool_ = nullptr;
+	detail::owned<parts> pool_;
 	std::size_t block_size_ = 0;
 };
 
@@ -171,7 +214,7 @@ private:
  * resource is). Progress: lock-free for family blocks (as
  * lfp_family_alloc and lfp_family_free); upstream's for the rest.
  */
-class family_resource : public std::pmr::memory_resource
+class family_resource : public detail::front_resource<family_resource>
 {
 public:
 	/*
@@ -201,23 +244,14 @@ public:
 	~family_resource() override = default;
 
 	/*
-	 * The largest block and the strictest alignment the family serves,
-	 * the resource behind it, its counters (lfp_family_stats), the C
-	 * family.
+	 * The largest block the family serves, its counters
+	 * (lfp_family_stats), the C family.
 	 * Thread safety: any thread. Progress: wait-free (stats: O(classes
 	 * and their caches)).
 	 */
 	std::size_t largest_block() const noexcept
 	{
 		return largest_;
-	}
-	static constexpr std::size_t alignment() noexcept
-	{
-		return alignof(std::max_align_t);
-	}
-	std::pmr::memory_resource *upstream_resource() const noexcept
-	{
-		return upstream_;
 	}
 	/* Upstream's blocks are not in the counts. */
 	lfp::family_stats stats() const noexcept
@@ -229,38 +263,24 @@ public:
 		return fam_.native();
 	}
 
-protected:
-	void *do_allocate(std::size_t bytes, std::size_t align) override
+private:
+	friend class detail::front_resource<family_resource>;
+
+	void *take(std::size_t bytes) noexcept
 	{
 		/* bytes - 1: a block of 0 bytes goes upstream too, where the
 		 * family would count it as a bad size. */
-		if (bytes - 1 < largest_ && align <= alignment()) {
-			void *p = fam_.alloc(bytes);
-
-			if (p)
-				return p;
-		}
-		return upstream_->allocate(bytes, align);
+		return bytes - 1 < largest_ ? fam_.alloc(bytes) : nullptr;
 	}
 
-	void do_deallocate(void *p, std::size_t bytes,
-			   std::size_t align) override
+	bool give(void *p) noexcept
 	{
-		/* By address, not by size: a small block may have come
-		 * from upstream while its class was exhausted. */
-		if (fam_.class_of(p) >= 0)
-			fam_.free(p);
-		else
-			upstream_->deallocate(p, bytes, align);
+		if (fam_.class_of(p) < 0)
+			return false;
+		fam_.free(p);
+		return true;
 	}
 
-	bool do_is_equal(
-		const std::pmr::memory_resource &other) const noexcept override
-	{
-		return this == &other;
-	}
-
-private:
 	lfp::family fam_;
 	std::pmr::memory_resource *upstream_;
 	std::size_t largest_ = 0;
