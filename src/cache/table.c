@@ -44,7 +44,11 @@ static LFPI_TLS bool cls_making;
  * reading the cache's pool word relaxed. */
 static bool tab_is_of(struct lfp_cache *c, const struct lfp_pool *pool)
 {
-	return atomic_load_explicit(&c->hot.pool, memory_order_relaxed) == pool;
+	/* Through the hot words alone: c may be cache_nil, which is no
+	 * whole struct lfp_cache and is not aligned as one. */
+	struct lfpi_cache_hot *h = (struct lfpi_cache_hot *)(void *)c;
+
+	return atomic_load_explicit(&h->pool, memory_order_relaxed) == pool;
 }
 
 /* As the inline paths look (lfpi_cache_find, lfpool/inline.h): the
