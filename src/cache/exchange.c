@@ -151,7 +151,7 @@ static void cache_popped(struct lfp_cache *c, uint32_t k)
 
 /* Owner, inside an operation, n the count: slot idx released into
  * slots[n]. */
-static void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
+static inline void cache_pushed(struct lfp_cache *c, uint32_t n, uint32_t idx)
 {
 	c->slots[n] = idx;
 	cache_freed(c, 1);
@@ -386,19 +386,14 @@ uint32_t lfpi_cache_pop(struct lfp_cache *c, uint32_t *ctl)
 	return idx;
 }
 
-/*
- * A release's whole operation on the cache, slot idx already marked
- * free: enter it (ctl is LFPI_CTL_OUT), or finish the inline path's
- * entry (ctl is what it read); push idx, sending the colder magazine to
- * the depot first if the cache is full; leave. While a thief is at the
- * slots, or wants them, idx goes onto the free list instead.
- */
-void lfpi_cache_put(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+/* lfpi_cache_put's other cases: a full cache, a thief at the slots or
+ * asking for them (ctl, as the operation read it). */
+static LFPI_NOINLINE void cache_put_hard(struct lfp_cache *c, uint32_t idx,
+					 uint32_t ctl)
 {
 	struct lfp_pool *pool = c->pool;
 	uint32_t retries = 0, n;
 
-	ctl = ctl == LFPI_CTL_OUT ? lfpi_cache_enter(c) : cache_reenter(c, ctl);
 	ctl &= CACHE_ASKS;
 	if (ctl == LFPI_CTL_FLUSH)
 		cache_answer_flush(c, &retries);
@@ -416,6 +411,27 @@ void lfpi_cache_put(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
 		lfpi_cache_count(&c->ctr.frees, 1);
 	}
 	lfpi_cache_count(&c->ctr.cas_retries, retries);
+}
+
+/*
+ * A release's whole operation on the cache, slot idx already marked
+ * free: enter it (ctl is LFPI_CTL_OUT), or finish the inline path's
+ * entry (ctl is what it read); push idx, sending the colder magazine to
+ * the depot first if the cache is full; leave. While a thief is at the
+ * slots, or wants them, idx goes onto the free list instead.
+ */
+void lfpi_cache_put(struct lfp_cache *c, uint32_t idx, uint32_t ctl)
+{
+	uint32_t n;
+
+	ctl = ctl == LFPI_CTL_OUT ? lfpi_cache_enter(c) : cache_reenter(c, ctl);
+	n = lfpi_cache_n(c);
+	if (LFPI_UNLIKELY((ctl & CACHE_ASKS) || n == c->hot.size)) {
+		cache_put_hard(c, idx, ctl);
+		return;
+	}
+	cache_pushed(c, n, idx);
+	lfpi_cache_leave(c);
 }
 
 /*

@@ -51,9 +51,6 @@ bool lfpi_cache_held_by_me(const struct lfp_cache *c);
 void lfpi_cache_tab_put(struct lfp_cache *c);
 void lfpi_cache_tab_drop(const struct lfp_cache *c);
 void lfpi_cache_tab_free(void);
-/* table.c: the thread's implicit cache of pool, whose number is num, if
- * its table names it (as the inline paths look); NULL if not. */
-struct lfp_cache *lfpi_cache_lookup(const struct lfp_pool *pool, uint32_t num);
 
 /* registry.c: whether c is one of this thread's implicit caches. */
 bool lfpi_cache_is_mine(const struct lfp_cache *c);

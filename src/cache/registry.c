@@ -321,10 +321,7 @@ static struct lfp_cache *cache_implicit_new(struct lfp_pool *pool)
 	return c;
 }
 
-/* The thread's cache of pool, when its table does not name it: from the
- * thread's list (made the table's entry), or a new one; NULL after the
- * thread's exit began, or if none could be made. */
-static struct lfp_cache *cache_implicit_slow(struct lfp_pool *pool)
+struct lfp_cache *lfpi_cache_implicit_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache **pp = &cache_mine, *c;
 
@@ -353,13 +350,6 @@ static struct lfp_cache *cache_implicit_slow(struct lfp_pool *pool)
 		pp = &c->tls_next;
 	}
 	return cache_implicit_new(pool);
-}
-
-struct lfp_cache *lfpi_cache_implicit(struct lfp_pool *pool)
-{
-	struct lfp_cache *c = lfpi_cache_lookup(pool, pool->hot.num);
-
-	return LFPI_LIKELY(c) ? c : cache_implicit_slow(pool);
 }
 
 /* pthread key destructor: give back every implicit cache of the thread. */
@@ -426,7 +416,7 @@ void lfpi_cache_destroy_all(struct lfp_pool *pool)
 		 * A live thread's cache becomes an orphan its thread frees.
 		 * Release: pairs with its thread's acquire of ORPHANED (the
 		 * failed CAS in cache_thread_exit, the load in
-		 * cache_implicit_slow), so our reads of the cache come
+		 * lfpi_cache_implicit_slow), so our reads of the cache come
 		 * before it is unmapped. Acquire on failure: as the load
 		 * above, where an exiting thread stored DEAD since; on
 		 * success only because C11 wants no failure order stronger

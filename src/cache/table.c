@@ -3,9 +3,8 @@
  * The pools' numbers and each thread's table of its implicit caches,
  * indexed by them (lfpi_cache_tab, which lfpool.h's inline paths read):
  * numbers taken and given back, the table grown, an entry dropped, the
- * table freed at the thread's exit, and the out-of-line paths' look at
- * it. registry.c decides when; this file calls nothing of the cache
- * layer.
+ * table freed at the thread's exit. registry.c decides when; this file
+ * calls nothing of the cache layer.
  */
 #include <sys/mman.h>
 
@@ -38,30 +37,6 @@ static struct lfp_cache *const cache_nil_cls[LFP_FAMILY_MAX_CLASSES] = {
 LFPI_TLS struct lfp_cache **lfpi_cache_cls = (struct lfp_cache **)cache_nil_cls;
 /* Set while lfpi_cache_cls_put makes the thread's array. */
 static LFPI_TLS bool cls_making;
-
-/* Whether c is pool's cache (c never NULL): the inline paths' test,
- * lfpi_cache_is_of in lfpool/inline.h, made again, with its reason for
- * reading the cache's pool word relaxed. */
-static bool tab_is_of(struct lfp_cache *c, const struct lfp_pool *pool)
-{
-	/* Through the hot words alone: c may be cache_nil, which is no
-	 * whole struct lfp_cache and is not aligned as one. */
-	struct lfpi_cache_hot *h = (struct lfpi_cache_hot *)(void *)c;
-
-	return atomic_load_explicit(&h->pool, memory_order_relaxed) == pool;
-}
-
-/* As the inline paths look (lfpi_cache_find, lfpool/inline.h): the
- * cache found last, then the table's entry for num. */
-struct lfp_cache *lfpi_cache_lookup(const struct lfp_pool *pool, uint32_t num)
-{
-	struct lfpi_cache_tab *t = &lfpi_cache_tab;
-	struct lfp_cache *c = t->last;
-
-	if (tab_is_of(c, pool) || tab_is_of(c = t->v[num & t->mask], pool))
-		return c;
-	return NULL;
-}
 
 /*
  * Pool numbers, one bit each, set while a pool has it: lfp_create takes
@@ -212,17 +187,18 @@ void lfpi_cache_tab_drop(const struct lfp_cache *c)
 }
 
 /*
- * Make the thread's implicit cache of pool, if the inline path finds it,
- * its entry for family class i; without memory for the thread's array
- * the entry is not made (the inline path then finds the cache through
- * the table). As the table, a signal handler of the thread may read the
- * array at any point: it is filled before it is published.
+ * Make c, the thread's implicit cache of a pool as the inline path finds
+ * it (lfpi_cache_lookup), its entry for family class i; nothing if c is
+ * NULL. Without memory for the thread's array the entry is not made (the
+ * inline path then finds the cache through the table). As the table, a
+ * signal handler of the thread may read the array at any point: it is
+ * filled before it is published.
  */
-void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i)
+void lfpi_cache_cls_put(struct lfp_cache *c, uint32_t i)
 {
-	struct lfp_cache *c, **v = lfpi_cache_cls;
+	struct lfp_cache **v = lfpi_cache_cls;
 
-	if (cls_making || !(c = lfpi_cache_lookup(pool, pool->hot.num)))
+	if (cls_making || !c)
 		return;
 	if (v == (struct lfp_cache **)cache_nil_cls) {
 		/* A handler that interrupts us from here on makes no array
@@ -249,7 +225,8 @@ void lfpi_cache_cls_put(const struct lfp_pool *pool, uint32_t i)
 /*
  * The thread's table and class array, at its exit: back to the nil ones,
  * then unmapped. The table first: once it finds nothing, nothing makes a
- * class array again (lfpi_cache_cls_put finds no cache, and after exit
+ * class array again (lfpi_cache_lookup finds no cache to give
+ * lfpi_cache_cls_put, and after exit
  * the out-of-line path makes no table: registry.c, cache_exited), so the
  * array unmapped here is the last one, even if a signal handler of the
  * thread made it a moment ago.

@@ -5,9 +5,10 @@
  *
  * Above the pools (extras/): every class is an ordinary pool, and the
  * family only routes: lfpool.h's inline paths find the thread's cache of
- * the class (in its table), and the out-of-line halves here call the
- * pool layer's own calls (lfp_alloc, lfp_cache_alloc and the releases,
- * pool/slow.c). Allocation finds the smallest class that fits in a
+ * the class (in its table), and the out-of-line halves here go down to
+ * the pool's (lfpi_alloc_slow, lfpi_cache_alloc_slow, lfpi_free_slow,
+ * lfpi_cache_free_slow in pool/slow.c), never back into the inline
+ * paths. Allocation finds the smallest class that fits in a
  * table indexed by the size in 8-byte steps (sizes up to
  * LFPI_FAMILY_MAP_MAX; above, by binary search over the sizes). Release
  * finds the class from the address by arithmetic: the family reserves
@@ -331,6 +332,15 @@ int lfp_family_class_of(const struct lfp_family *fam, const void *obj)
 	return lfp_owns(fam->hot.cls[z].pool, obj) ? (int)z : -EFAULT;
 }
 
+/* After a call through the thread's cache of class c's pool, which the
+ * call may have made: make it the thread's entry for class c. */
+static void family_cls_put(const struct lfp_family *fam, uint32_t c)
+{
+	lfpi_cache_cls_put(lfpi_cache_lookup(fam->hot.cls[c].pool,
+					     fam->hot.num[c]),
+			   c);
+}
+
 /* The class that fits, c, is exhausted: try up to spill larger ones,
  * through the calling thread's caches (fc NULL) or fc's. */
 static void *family_spill(struct lfp_family *fam, struct lfp_family_cache *fc,
@@ -341,8 +351,9 @@ static void *family_spill(struct lfp_family *fam, struct lfp_family_cache *fc,
 	if (fam->spill < last - c)
 		last = c + fam->spill;
 	while (c++ < last) {
-		void *obj = fc ? lfp_cache_alloc(fc->hot.caches[c])
-			       : lfp_alloc(fam->hot.cls[c].pool);
+		void *obj = fc ? lfpi_cache_alloc_slow(fc->hot.caches[c],
+						       LFPI_CTL_OUT)
+			       : lfpi_alloc_slow(fam->hot.cls[c].pool);
 
 		if (obj) {
 			family_count(&fam->spilled);
@@ -367,11 +378,11 @@ static void *family_alloc(struct lfp_family *fam, struct lfp_family_cache *fc,
 		return NULL;
 	}
 	if (fc) {
-		obj = lfp_cache_alloc(fc->hot.caches[c]);
+		obj = lfpi_cache_alloc_slow(fc->hot.caches[c], LFPI_CTL_OUT);
 	} else {
-		obj = lfp_alloc(fam->hot.cls[c].pool);
+		obj = lfpi_alloc_slow(fam->hot.cls[c].pool);
 		/* After: the call may have made the cache. */
-		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
+		family_cls_put(fam, (uint32_t)c);
 	}
 	return obj ? obj : family_spill(fam, fc, (uint32_t)c);
 }
@@ -394,11 +405,11 @@ static int family_free(struct lfp_family *fam, struct lfp_family_cache *fc,
 	int c = lfp_family_class_of(fam, obj);
 
 	if (c >= 0 && fc)
-		return lfp_cache_free(fc->hot.caches[c], obj);
+		return lfpi_cache_free_slow(fc->hot.caches[c], obj);
 	if (c >= 0) {
-		int err = lfp_free(fam->hot.cls[c].pool, obj);
+		int err = lfpi_free_slow(fam->hot.cls[c].pool, obj);
 
-		lfpi_cache_cls_put(fam->hot.cls[c].pool, (uint32_t)c);
+		family_cls_put(fam, (uint32_t)c);
 		return err;
 	}
 	if (c == -EFAULT)

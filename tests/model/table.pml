@@ -396,7 +396,7 @@ inline implicit_new(pa)
 }
 
 /*
- * c = cache_implicit_slow(pool at pa) in registry.c: NILC after the
+ * c = lfpi_cache_implicit_slow(pool at pa) in registry.c: NILC after the
  * thread's exit began; else its cache of the pool from its list (which then becomes
  * the table's entry), freeing the orphans it passes; else a new one.
  * The model's list is in address order.
@@ -482,9 +482,9 @@ inline cache_find(pa)
 	fi
 }
 
-/* lfpi_cache_cls_put(pool at pa, class 0): the thread's cache of the
- * pool, if the inline path finds it, becomes class 0's entry, in an
- * array made for it if the thread has none. */
+/* lfpi_cache_cls_put(lfpi_cache_lookup(pool at pa), class 0): the
+ * thread's cache of the pool, if the inline path finds it, becomes
+ * class 0's entry, in an array made for it if the thread has none. */
 inline cls_put(pa)
 {
 	cache_find(pa);
