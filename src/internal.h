@@ -17,6 +17,7 @@
 #include "tools/debug.h"
 #include "rcu/rcu.h"
 #include "cache/cache.h"
+#include "cache/implicit.h"
 #include "pool/fork.h"
 #include "pool/trim.h"
 #include "pool/grow.h"

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #endif
 
+#include "cache/implicit.h"
 #include "cache/private.h"
 #include "tools/debug.h"
 

@@ -427,26 +427,6 @@ int lfpi_family_cache_free_slow(struct lfp_family_cache *fc, void *obj)
 	return fc ? family_free(fc->fam, fc, obj) : -EINVAL;
 }
 
-void *lfp_family_alloc(struct lfp_family *fam, size_t size)
-{
-	return lfpi_family_alloc_inline(fam, size);
-}
-
-int lfp_family_free(struct lfp_family *fam, void *obj)
-{
-	return lfpi_family_free_inline(fam, obj);
-}
-
-void *lfp_family_cache_alloc(struct lfp_family_cache *fc, size_t size)
-{
-	return lfpi_family_cache_alloc_inline(fc, size);
-}
-
-int lfp_family_cache_free(struct lfp_family_cache *fc, void *obj)
-{
-	return lfpi_family_cache_free_inline(fc, obj);
-}
-
 /* ---- introspection ------------------------------------------------------ */
 
 uint32_t lfp_family_classes(const struct lfp_family *fam)

@@ -12,6 +12,7 @@
 #define LFPOOL_POOL_H
 
 #include "cache/cache.h"
+#include "cache/implicit.h"
 #include "tools/debug.h"
 #include "pool/bare.h"
 #include "pool/trim.h"

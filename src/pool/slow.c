@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The out-of-line halves of lfpool.h's inline paths (their declarations
- * are in lfpool/hot.h), and the exported calls that are those paths
- * compiled (lfp_alloc, lfp_free, lfp_cache_alloc, lfp_cache_free). One
- * way in for each direction, and from there calls downward only:
+ * are in lfpool/hot.h; the exported calls that are those paths compiled
+ * are extras/calls.c). One way in for each direction, and from there
+ * calls downward only:
  *
  *   an allocation the cache could not serve: lfpi_cache_alloc_slow. The
  *   cache's operation (lfpi_cache_pop, cache/exchange.c: a magazine from
@@ -142,27 +142,4 @@ int lfpi_free_slow(struct lfp_pool *pool, void *obj)
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
 		return lfpi_cache_free_slow(c, obj);
 	return lfpi_pool_free_shared(pool, obj);
-}
-
-/* The exported functions are the inline paths of lfpool.h, called: the
- * way in for a caller built with LFP_NO_INLINE, or one that takes the
- * function's address. */
-void *lfp_cache_alloc(struct lfp_cache *cache)
-{
-	return lfpi_cache_alloc_inline(cache);
-}
-
-int lfp_cache_free(struct lfp_cache *cache, void *obj)
-{
-	return lfpi_cache_free_inline(cache, obj);
-}
-
-void *lfp_alloc(struct lfp_pool *pool)
-{
-	return lfpi_alloc_inline(pool);
-}
-
-int lfp_free(struct lfp_pool *pool, void *obj)
-{
-	return lfpi_free_inline(pool, obj);
 }
