@@ -116,16 +116,48 @@ int lfpi_cache_free_slow(struct lfp_cache *c, void *obj)
 	return 0;
 }
 
+/*
+ * A bare pool's free list, as lfpi_bare_alloc and lfpi_bare_free work it
+ * inline (one CAS, nothing counted), for callers out of line: the
+ * families' halves, which come down here rather than back into the
+ * inline paths. NULL (false) sends the call on to the shared path: an
+ * empty list, there to be refilled, grown or found exhausted; an object
+ * that is no start of a slot the pool has grown into, there to be
+ * refused.
+ */
+static void *slow_bare_alloc(struct lfp_pool *pool)
+{
+	uint32_t retries = 0, idx = lfpi_stack_pop(&pool->free, &retries);
+
+	return idx == LFPI_NIL ? NULL : lfpi_obj(pool, idx);
+}
+
+static bool slow_bare_free(struct lfp_pool *pool, void *obj)
+{
+	int err = 0;
+	uint32_t idx = lfpi_slot_of(pool, obj, &err);
+
+	/* Relaxed: as in lfpi_bare_free. */
+	if (idx == LFPI_NIL ||
+	    idx >= atomic_load_explicit(&pool->limit, memory_order_relaxed))
+		return false;
+	(void)lfpi_stack_push(&pool->free, idx, idx);
+	return true;
+}
+
 /* lfp_alloc when neither the cache the thread found last nor its table's
- * entry is this pool's (or the pool has no caches, or is bare and its
- * list empty): the thread's cache is found or made, or the shared path
+ * entry is this pool's (or the pool has no caches, or is bare): the
+ * thread's cache is found or made, or the bare list or the shared path
  * serves. */
 void *lfpi_alloc_slow(struct lfp_pool *pool)
 {
 	struct lfp_cache *c;
+	void *obj;
 
 	if (LFPI_UNLIKELY(!pool))
 		return NULL;
+	if (pool->hot.bare && (obj = slow_bare_alloc(pool)))
+		return obj;
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
 		return lfpi_cache_alloc_slow(c, LFPI_CTL_OUT);
@@ -138,6 +170,8 @@ int lfpi_free_slow(struct lfp_pool *pool, void *obj)
 
 	if (LFPI_UNLIKELY(!pool))
 		return -EINVAL;
+	if (pool->hot.bare && slow_bare_free(pool, obj))
+		return 0;
 	if (LFPI_LIKELY(!(pool->flags & LFP_F_NO_CACHE)) &&
 	    LFPI_LIKELY(c = lfpi_cache_implicit(pool)))
 		return lfpi_cache_free_slow(c, obj);
