@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cache layer (cache/, above rcu/, below pool/): thread caches. The fast path
- * is inline in lfpool.h; here are the cache's layout, the handshake with
- * threads that empty idle caches, and the mechanics of the slow paths:
- * the folder's interface to the pool. Calls the depot, the stack and the
- * slab.
+ * The cache layer (cache/, above rcu/, below pool/): thread caches. The
+ * fast path is inline in lfpool.h; here are the cache's layout, the
+ * handshake with threads that empty idle caches, and the mechanics of the
+ * slow paths: the folder's interface to the pool. Calls the depot, the
+ * stack and the slab.
  */
 #ifndef LFPOOL_CACHE_H
 #define LFPOOL_CACHE_H

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The memory layer (memory/, above lists/, below tools/): the slab. How big a pool is,
- * where its parts lie in one block of memory, where the block comes
- * from; slot index <-> object pointer; the bump index of slots never
- * used. Calls nothing above it.
+ * The memory layer (memory/, above lists/, below tools/): the slab. How
+ * big a pool is, where its parts lie in one block of memory, where the
+ * block comes from; slot index <-> object pointer; the bump index of slots
+ * never used. Calls nothing above it.
  */
 #ifndef LFPOOL_SLAB_H
 #define LFPOOL_SLAB_H

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pool layer (pool/, above cache/, below extras/): taking and releasing slots
- * (generations, hooks) and the shared path (pool.c); the out-of-line
- * halves of the inline paths, one way in for each direction (slow.c,
- * above pool.c); the bulk calls (bulk.c, above slow.c). The folder's
- * interface to the layer above it (extras/). Its policies have their own
- * headers, for pool.c and slow.c: exhaustion and growth (grow.h), trim
- * (trim.h), fork (fork.h); lfp_stats is stats.c.
+ * The pool layer (pool/, above cache/, below extras/): taking and
+ * releasing slots (generations, hooks) and the shared path (pool.c); the
+ * out-of-line halves of the inline paths, one way in for each direction
+ * (slow.c, above pool.c); the bulk calls (bulk.c, above slow.c). The
+ * folder's interface to the layer above it (extras/). Its policies have
+ * their own headers, for pool.c and slow.c: exhaustion and growth
+ * (grow.h), trim (trim.h), fork (fork.h); lfp_stats is stats.c.
  */
 #ifndef LFPOOL_POOL_H
 #define LFPOOL_POOL_H
