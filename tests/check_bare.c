@@ -361,6 +361,46 @@ START_TEST(family_of_bare_classes)
 }
 END_TEST
 
+/* A bare class's objects may go back either way (lfp_free on the class
+ * pool, or lfp_family_free), and come either way: the family's calls,
+ * which go out of line, work the list as the inline ones do, counting
+ * nothing, so lfp_stats never shows more releases than allocations. */
+START_TEST(bare_class_mixed_calls)
+{
+	static const size_t sizes[] = { 64 };
+	static const uint32_t caps[] = { 8 };
+	struct lfp_family_config cfg = { .sizes = sizes, .capacities = caps,
+					 .classes = 1, .flags = BARE };
+	struct lfp_family *fam = NULL;
+	struct lfp_pool *p;
+	struct lfp_stats st;
+	void *o;
+
+	ck_assert_int_eq(lfp_family_create(&cfg, &fam), 0);
+	p = lfp_family_pool(fam, 0);
+	ck_assert_ptr_nonnull(o = lfp_alloc(p));
+	ck_assert_int_eq(lfp_free(p, o), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(o = lfp_alloc(p));
+		ck_assert_int_eq(lfp_family_free(fam, o), 0);
+	}
+	lfp_stats(p, &st);
+	ck_assert_uint_le(st.frees, st.allocs);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(o = lfp_family_alloc(fam, 64));
+		ck_assert_int_eq(lfp_free(p, o), 0);
+		ck_assert_ptr_nonnull(o = lfp_family_alloc(fam, 64));
+		ck_assert_int_eq(lfp_family_free(fam, o), 0);
+	}
+	lfp_stats(p, &st);
+	ck_assert_uint_le(st.frees, st.allocs);
+	if (p->hot.bare)
+		ck_assert_uint_eq(st.frees, 0);
+	counts_add_up(p, 0);
+	lfp_family_destroy(fam);
+}
+END_TEST
+
 /* The default pool's inline paths are the cache's: counted per call,
  * and the thread's last cache is the pool's after one. */
 START_TEST(default_pool_unchanged)
@@ -900,6 +940,7 @@ int main(void)
 	tcase_add_test(tc, growth_bounds);
 	tcase_add_test(tc, bad_pointers_refused);
 	tcase_add_test(tc, family_of_bare_classes);
+	tcase_add_test(tc, bare_class_mixed_calls);
 	tcase_add_test(tc, default_pool_unchanged);
 	tcase_add_test(tc, concurrent_counts);
 	tcase_add_test(tc, trim_races_inline_calls);
